@@ -1,0 +1,86 @@
+//! Turning a plugin's reply bytes into a typed reply, for every engine.
+//!
+//! The size limit is checked on the bytes before anything is parsed, and the
+//! shape is checked strictly by the contract.
+
+use crate::error::CallError;
+use crate::limits::MAX_REPLY_BYTES;
+use yohost_contract::{HookCall, HookReply};
+
+/// Read a JSON reply (JS and Python engines cross as JSON text).
+pub fn decode_json_reply(call: &HookCall, text: &str) -> Result<HookReply, CallError> {
+    check_size(text.len())?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        CallError::BadReply(yohost_contract::ReplyError {
+            hook: call.hook(),
+            problem: format!("not JSON: {e}"),
+        })
+    })?;
+    Ok(call.parse_reply(value)?)
+}
+
+/// Read a MessagePack reply (the dylib ABI).
+pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<HookReply, CallError> {
+    check_size(bytes.len())?;
+    let value: serde_json::Value = rmp_serde::from_slice(bytes).map_err(|e| {
+        CallError::BadReply(yohost_contract::ReplyError {
+            hook: call.hook(),
+            problem: format!("not MessagePack: {e}"),
+        })
+    })?;
+    Ok(call.parse_reply(value)?)
+}
+
+/// The hook's argument as MessagePack bytes.
+pub fn encode_msgpack_args(call: &HookCall) -> Vec<u8> {
+    // Serializing a JSON value to MessagePack cannot fail.
+    rmp_serde::to_vec_named(&call.args_json()).unwrap_or_default()
+}
+
+/// Refuse a reply over [`MAX_REPLY_BYTES`].
+pub fn check_size(len: usize) -> Result<(), CallError> {
+    if len > MAX_REPLY_BYTES {
+        return Err(CallError::ReplyTooLarge(len));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use yohost_contract::{OnInputArgs, RunInfo};
+
+    fn on_input() -> HookCall {
+        HookCall::OnInput(OnInputArgs {
+            run: RunInfo::default(),
+            text: "hi".into(),
+        })
+    }
+
+    #[test]
+    fn oversized_and_malformed_replies_are_failures() {
+        let huge = format!("\"{}\"", "x".repeat(MAX_REPLY_BYTES));
+        assert!(matches!(
+            decode_json_reply(&on_input(), &huge),
+            Err(CallError::ReplyTooLarge(_))
+        ));
+        assert!(matches!(
+            decode_json_reply(&on_input(), "{not json"),
+            Err(CallError::BadReply(_))
+        ));
+        assert!(matches!(
+            decode_msgpack_reply(&on_input(), &[0xc1]),
+            Err(CallError::BadReply(_))
+        ));
+    }
+
+    #[test]
+    fn msgpack_replies_round_trip() {
+        let bytes = rmp_serde::to_vec_named(&serde_json::json!({"reject": "no"})).unwrap();
+        let reply = decode_msgpack_reply(&on_input(), &bytes).unwrap();
+        assert_eq!(
+            reply,
+            HookReply::OnInput(yohost_contract::OnInputReply::Reject("no".into()))
+        );
+    }
+}

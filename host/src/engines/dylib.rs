@@ -1,0 +1,213 @@
+//! Rust dylib plugins through the C ABI of [`yohost_contract::abi`].
+//!
+//! The library is copied to a private file named by its content hash before
+//! it is opened, so a changed file at the same path loads as new code
+//! (the dynamic loader caches libraries by path). Each call runs on a
+//! blocking thread; a hook past its deadline is abandoned (native code
+//! cannot be interrupted; dylib plugins are trusted code, not sandboxed).
+
+use crate::codec::{decode_msgpack_reply, encode_msgpack_args};
+use crate::discovery::Candidate;
+use crate::error::{CallError, LoadError};
+use crate::logging::{plugin_log, LogLevel};
+use crate::plugin::{CallLimits, Loaded, Plugin, PluginRun};
+use libloading::Library;
+use std::collections::BTreeSet;
+use std::ffi::c_void;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use yohost_contract::abi::{self, Buffer, HostApi, PluginEntry};
+use yohost_contract::{Hook, HookCall, HookReply, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
+
+/// Load a dylib plugin.
+pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
+    let path = &candidate.entry;
+    let invalid = |message: String| LoadError::Invalid {
+        path: path.clone(),
+        message,
+    };
+    let private =
+        private_copy(path).map_err(|e| invalid(format!("cannot read the library: {e}")))?;
+    // SAFETY: loading a library runs its initializers; dylib plugins are
+    // trusted code by design (see the crate docs).
+    let library = unsafe { Library::new(&private) }
+        .map_err(|e| invalid(format!("cannot load the library: {e}")))?;
+    // SAFETY: the symbol's type is fixed by the ABI; a library built with
+    // yohost-sdk exports exactly this signature.
+    let entry_fn = unsafe {
+        library.get::<extern "C" fn() -> *const PluginEntry>(ENTRY_SYMBOL.as_bytes())
+    }
+    .map_err(|_| {
+        invalid(format!(
+            "not a yohost plugin: the library exports no `{ENTRY_SYMBOL}` (build it with yohost-sdk's `export_plugin!`)"
+        ))
+    })?;
+    let entry = entry_fn();
+    if entry.is_null() {
+        return Err(invalid(format!("`{ENTRY_SYMBOL}` returned no entry table")));
+    }
+    // SAFETY: every ABI version starts with `abi_version: u32`; nothing else
+    // is read before the version is checked.
+    let version = unsafe { std::ptr::read(entry as *const u32) };
+    if version != ABI_VERSION {
+        return Err(LoadError::IncompatibleApi {
+            path: path.clone(),
+            message: format!(
+                "built for dylib ABI version {version}, but this host speaks version {ABI_VERSION}; rebuild it against this yohost-sdk"
+            ),
+        });
+    }
+    // SAFETY: the version matches, so the table has this layout, and it is
+    // static data of the library, which `DylibPlugin` keeps loaded.
+    let table: &'static PluginEntry = unsafe { &*entry };
+    let name = unsafe { std::slice::from_raw_parts(table.name, table.name_len) };
+    let name = String::from_utf8_lossy(name).into_owned();
+    let hooks: BTreeSet<Hook> = Hook::ALL
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| table.hooks & (1 << i) != 0)
+        .map(|(_, h)| *h)
+        .collect();
+    let plugin = Arc::new(DylibPlugin {
+        name: name.clone(),
+        table,
+        _library: Arc::new(library),
+    });
+    Ok(Loaded {
+        plugin,
+        hooks,
+        name: Some(name),
+        warnings: Vec::new(),
+        ecosystem: None,
+    })
+}
+
+/// Copy the library to `<tmp>/yohost-dylib/<stem>-<hash>.<ext>`.
+fn private_copy(path: &Path) -> std::io::Result<PathBuf> {
+    let bytes = std::fs::read(path)?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    let dir = std::env::temp_dir().join("yohost-dylib");
+    std::fs::create_dir_all(&dir)?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("plugin");
+    let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("so");
+    let private = dir.join(format!("{stem}-{:016x}.{ext}", hasher.finish()));
+    if !private.exists() {
+        let partial = private.with_extension(format!("{}.part", std::process::id()));
+        std::fs::write(&partial, &bytes)?;
+        std::fs::rename(&partial, &private)?;
+    }
+    Ok(private)
+}
+
+struct DylibPlugin {
+    name: String,
+    table: &'static PluginEntry,
+    /// Keeps `table` valid; dropped only after every call has returned.
+    _library: Arc<Library>,
+}
+
+#[async_trait::async_trait]
+impl Plugin for DylibPlugin {
+    async fn open_run(&self, _run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
+        Ok(Arc::new(DylibRun {
+            name: self.name.clone(),
+            table: self.table,
+            library: Arc::clone(&self._library),
+        }))
+    }
+}
+
+struct DylibRun {
+    name: String,
+    table: &'static PluginEntry,
+    library: Arc<Library>,
+}
+
+/// What a plugin's `log` callback writes on behalf of: lives on the calling
+/// thread's stack for the duration of one call.
+struct LogTarget<'a> {
+    run_id: &'a str,
+    plugin: &'a str,
+}
+
+extern "C" fn host_log(ctx: *const c_void, level: u32, msg: *const u8, len: usize) {
+    if ctx.is_null() || msg.is_null() {
+        return;
+    }
+    // SAFETY: `ctx` is the `LogTarget` of the call in progress, and the
+    // plugin passes a message it owns for the duration of this call.
+    let (target, message) = unsafe {
+        (
+            &*(ctx as *const LogTarget<'_>),
+            std::slice::from_raw_parts(msg, len),
+        )
+    };
+    let level = match level {
+        abi::LOG_ERROR => LogLevel::Error,
+        abi::LOG_WARN => LogLevel::Warn,
+        abi::LOG_DEBUG => LogLevel::Debug,
+        _ => LogLevel::Info,
+    };
+    plugin_log(
+        target.run_id,
+        target.plugin,
+        level,
+        &String::from_utf8_lossy(message),
+    );
+}
+
+#[async_trait::async_trait]
+impl PluginRun for DylibRun {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
+        let table = self.table;
+        let library = Arc::clone(&self.library);
+        let name = self.name.clone();
+        let span = tracing::Span::current();
+        let work = tokio::task::spawn_blocking(move || {
+            let _library = library; // keep the code loaded while it runs
+            let _span = span.enter();
+            let input = encode_msgpack_args(&call);
+            let target = LogTarget {
+                run_id: &call.run().run_id,
+                plugin: &name,
+            };
+            let host = HostApi {
+                ctx: &target as *const LogTarget<'_> as *const c_void,
+                log: host_log,
+            };
+            let hook_index = Hook::ALL
+                .iter()
+                .position(|h| *h == call.hook())
+                .unwrap_or(0) as u32;
+            let mut out = Buffer::EMPTY;
+            let status = (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out);
+            let bytes = if out.ptr.is_null() {
+                Vec::new()
+            } else {
+                // SAFETY: the plugin wrote `len` initialized bytes at `ptr`.
+                unsafe { std::slice::from_raw_parts(out.ptr, out.len) }.to_vec()
+            };
+            (table.free)(out);
+            match status {
+                abi::STATUS_OK => decode_msgpack_reply(&call, &bytes),
+                abi::STATUS_ERROR => Err(CallError::Guest(
+                    String::from_utf8_lossy(&bytes).into_owned(),
+                )),
+                abi::STATUS_PANIC => Err(CallError::Crashed(format!(
+                    "panicked: {}",
+                    String::from_utf8_lossy(&bytes)
+                ))),
+                other => Err(CallError::Crashed(format!(
+                    "returned unknown status {other}"
+                ))),
+            }
+        });
+        work.await
+            .unwrap_or_else(|e| Err(CallError::Crashed(format!("the call's thread failed: {e}"))))
+    }
+}

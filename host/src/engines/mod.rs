@@ -1,0 +1,50 @@
+//! The engines, one module each, behind one entry point: [`load`].
+//!
+//! Each engine turns a [`Candidate`] into a [`Loaded`] plugin or a
+//! [`LoadError`] a person can act on. An engine left out of the build (its
+//! cargo feature off) refuses its plugins with the feature to enable.
+
+use crate::discovery::Candidate;
+use crate::error::LoadError;
+use crate::plugin::{EngineKind, Loaded};
+
+pub mod dylib;
+#[cfg(feature = "js")]
+pub mod js;
+#[cfg(feature = "python")]
+pub mod python;
+#[cfg(feature = "wasm")]
+pub mod wasm;
+
+/// Load a candidate on its engine.
+pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
+    match candidate.engine {
+        EngineKind::Dylib => dylib::load(candidate),
+        EngineKind::Wasm => {
+            #[cfg(feature = "wasm")]
+            return wasm::load(candidate);
+            #[cfg(not(feature = "wasm"))]
+            return Err(missing(candidate, "wasm"));
+        }
+        EngineKind::Js => {
+            #[cfg(feature = "js")]
+            return js::load(candidate);
+            #[cfg(not(feature = "js"))]
+            return Err(missing(candidate, "js"));
+        }
+        EngineKind::Python => {
+            #[cfg(feature = "python")]
+            return python::load(candidate);
+            #[cfg(not(feature = "python"))]
+            return Err(missing(candidate, "python"));
+        }
+    }
+}
+
+#[allow(dead_code)] // used only when an engine's feature is off
+fn missing(candidate: &Candidate, feature: &'static str) -> LoadError {
+    LoadError::EngineMissing {
+        path: candidate.entry.clone(),
+        feature,
+    }
+}

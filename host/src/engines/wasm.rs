@@ -1,0 +1,13 @@
+//! The wasm engine (not built yet).
+
+use crate::discovery::Candidate;
+use crate::error::LoadError;
+use crate::plugin::Loaded;
+
+/// Load a wasm plugin.
+pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
+    Err(LoadError::Invalid {
+        path: candidate.entry.clone(),
+        message: "the wasm engine is not implemented yet".into(),
+    })
+}

@@ -1,0 +1,145 @@
+//! The host's typed errors. Messages name the plugin, the file or the hook,
+//! and the cause; nothing in the host matches on message text.
+
+use std::path::PathBuf;
+use std::time::Duration;
+use yohost_contract::{Hook, ReplyError};
+
+/// Why one hook call failed. Every variant fails closed (see the crate docs).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The hook ran past its deadline; the host stopped waiting and, where
+    /// the engine can, interrupted it.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    /// The plugin's code panicked, threw or trapped.
+    #[error("crashed: {0}")]
+    Crashed(String),
+    /// The plugin returned an error of its own.
+    #[error("returned an error: {0}")]
+    Guest(String),
+    /// The reply did not fit the hook's contract.
+    #[error("{0}")]
+    BadReply(#[from] ReplyError),
+    /// The reply was larger than [`MAX_REPLY_BYTES`](crate::limits::MAX_REPLY_BYTES).
+    #[error("replied with {0} bytes, over the limit of {limit}", limit = crate::limits::MAX_REPLY_BYTES)]
+    ReplyTooLarge(usize),
+    /// The plugin went over its memory limit.
+    #[error("ran out of memory (limit {0} bytes)")]
+    OutOfMemory(u64),
+    /// The plugin reached for something it was not granted.
+    #[error("was denied a capability: {0}")]
+    CapabilityDenied(String),
+    /// The plugin's instance was discarded earlier in this run (after a trap
+    /// or crash); it fails closed for the rest of the run.
+    #[error("is unloaded for the rest of this run: {0}")]
+    Unloaded(String),
+    /// The run was cancelled while the hook ran.
+    #[error("was abandoned: the run was cancelled")]
+    Cancelled,
+}
+
+impl CallError {
+    /// Whether the plugin's per-run instance is unusable after this error, so
+    /// the rest of the run must fail closed without calling it again.
+    pub fn discards_instance(&self) -> bool {
+        matches!(self, CallError::Crashed(_) | CallError::OutOfMemory(_))
+    }
+}
+
+/// A failed hook call, with the plugin and hook it belongs to.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("plugin '{plugin}' {error} (in {hook})")]
+pub struct HookError {
+    /// The plugin's name.
+    pub plugin: String,
+    /// The hook that failed.
+    pub hook: Hook,
+    /// What went wrong.
+    pub error: CallError,
+}
+
+/// Why a plugin was refused at load. Each reason says what a person can do.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// `plugin.toml` could not be read or parsed.
+    #[error("{path}: malformed plugin.toml: {message}")]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// The parser's message (it names the line and the field).
+        message: String,
+    },
+    /// The file is not a kind of plugin the host knows.
+    #[error("{0}: not a plugin: expected .so/.dylib/.dll, .wasm, .ts/.mts/.js/.mjs or .py, or a folder with plugin.toml, index.ts, __init__.py or a package.json with a `pi` field")]
+    UnknownFile(PathBuf),
+    /// The plugin was built for another version of the plugin interface.
+    #[error("{path}: incompatible plugin interface: {message}")]
+    IncompatibleApi {
+        /// The plugin's file.
+        path: PathBuf,
+        /// Which version it has and which the host speaks.
+        message: String,
+    },
+    /// The engine this plugin needs is not built into this host.
+    #[error("{path}: this host was built without the `{feature}` feature, which runs this kind of plugin")]
+    EngineMissing {
+        /// The plugin's file.
+        path: PathBuf,
+        /// The cargo feature to enable.
+        feature: &'static str,
+    },
+    /// The plugin's code could not be loaded (syntax error, import error,
+    /// missing symbol, invalid component, ...).
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The plugin's file.
+        path: PathBuf,
+        /// What is wrong, in the engine's words.
+        message: String,
+    },
+    /// A foreign plugin uses an API the host refuses to honour.
+    #[error("{path}: refused: {message}")]
+    Refused {
+        /// The plugin's file.
+        path: PathBuf,
+        /// What it uses, by name, and why that is refused.
+        message: String,
+    },
+    /// Another plugin already has this name.
+    #[error(
+        "{path}: another plugin is already named '{name}' ({other}); rename one in its plugin.toml"
+    )]
+    DuplicateName {
+        /// The refused plugin's file.
+        path: PathBuf,
+        /// The name.
+        name: String,
+        /// The file of the plugin that kept the name.
+        other: PathBuf,
+    },
+}
+
+/// Why the host itself could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The plugin directory could not be read.
+    #[error("cannot read plugin directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The directory watcher could not start.
+    #[error("cannot watch plugin directory {path}: {message}")]
+    Watch {
+        /// The directory.
+        path: PathBuf,
+        /// The watcher's message.
+        message: String,
+    },
+}

@@ -1,0 +1,88 @@
+//! Limits every engine enforces, and the checks on content crossing the
+//! boundary.
+
+use base64::Engine as _;
+use yohost_contract::ContentBlock;
+
+/// The largest reply a plugin may return: 16 MiB.
+pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
+
+/// The largest image, decoded, that may cross the boundary: 10 MiB.
+pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+
+/// Image types that may cross the boundary.
+pub const IMAGE_MIME_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// The longest log message kept: 8 KiB; the rest is cut.
+pub const MAX_LOG_BYTES: usize = 8 * 1024;
+
+/// Memory a sandboxed engine (Wasm, JS) gives a plugin unless its manifest
+/// says otherwise: 64 MiB.
+pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why an image was refused.
+pub fn check_image(data: &str, mime_type: &str) -> Result<(), String> {
+    if !IMAGE_MIME_TYPES.contains(&mime_type) {
+        return Err(format!(
+            "image type `{mime_type}` is not allowed (only {})",
+            IMAGE_MIME_TYPES.join(", ")
+        ));
+    }
+    // Base64 is 4 characters for 3 bytes: refuse early without decoding.
+    if data.len() / 4 * 3 > MAX_IMAGE_BYTES + 3 {
+        return Err(format!("image is over {MAX_IMAGE_BYTES} bytes"));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| format!("image data is not valid base64: {e}"))?;
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(format!(
+            "image is {} bytes, over {MAX_IMAGE_BYTES}",
+            bytes.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Check every image of some content.
+pub fn check_content(content: &[ContentBlock]) -> Result<(), String> {
+    content.iter().try_for_each(|block| match block {
+        ContentBlock::Image { data, mime_type } => check_image(data, mime_type),
+        ContentBlock::Text { .. } => Ok(()),
+    })
+}
+
+/// Cut `message` to at most [`MAX_LOG_BYTES`], on a character boundary.
+pub fn cut_log_message(message: &str) -> &str {
+    if message.len() <= MAX_LOG_BYTES {
+        return message;
+    }
+    let mut end = MAX_LOG_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    &message[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_checked_for_type_size_and_encoding() {
+        assert!(check_image("iVBORw0KGgo=", "image/png").is_ok());
+        assert!(check_image("iVBORw0KGgo=", "image/svg+xml").is_err());
+        assert!(check_image("not base64!", "image/png").is_err());
+        let big = base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_IMAGE_BYTES + 1]);
+        assert!(check_image(&big, "image/png").is_err());
+    }
+
+    #[test]
+    fn log_messages_are_cut_on_a_character_boundary() {
+        let long = "é".repeat(MAX_LOG_BYTES);
+        let cut = cut_log_message(&long);
+        assert!(cut.len() <= MAX_LOG_BYTES);
+        assert!(cut.chars().all(|c| c == 'é'));
+        assert_eq!(cut_log_message("short"), "short");
+    }
+}

@@ -1,0 +1,214 @@
+//! The set of loaded plugins, kept current with the directory.
+//!
+//! A run takes a [`Snapshot`] when it starts and keeps it to its end. When
+//! the directory changed (the watcher said so, or its top level looks
+//! different), the next snapshot rescans it first. Plugins whose files did
+//! not change are kept as they are, not loaded again.
+
+use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
+use crate::engines;
+use crate::error::{HostError, LoadError};
+use crate::manifest::Ecosystem;
+use crate::plugin::{EngineKind, LoadedPlugin};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// A plugin that could not be loaded, and why.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// The name it would have had.
+    pub name: String,
+    /// Its file or folder.
+    pub file: PathBuf,
+    /// Its engine, if the file kind was known.
+    pub engine: Option<EngineKind>,
+    /// Its ecosystem, if known.
+    pub ecosystem: Option<Ecosystem>,
+    /// Why it was refused.
+    pub reason: LoadError,
+}
+
+/// The plugins as they were when a run started.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// Loaded plugins in the order they run: priority, then name.
+    pub plugins: Vec<Arc<LoadedPlugin>>,
+    /// Plugins that could not be loaded.
+    pub refused: Vec<Refusal>,
+}
+
+/// A loaded plugin and the files it was loaded from.
+struct Kept {
+    plugin: Arc<LoadedPlugin>,
+    fingerprint: Fingerprint,
+}
+
+pub(crate) struct Registry {
+    dir: Option<PathBuf>,
+    current: RwLock<Arc<Snapshot>>,
+    kept: Mutex<HashMap<PathBuf, Kept>>,
+    top_level: Mutex<Fingerprint>,
+    dirty: AtomicBool,
+}
+
+impl Registry {
+    /// A registry over `dir`, loaded now.
+    pub(crate) fn open(dir: &Path) -> Result<Arc<Self>, HostError> {
+        std::fs::read_dir(dir).map_err(|source| HostError::Directory {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let registry = Arc::new(Self {
+            dir: Some(dir.to_path_buf()),
+            current: RwLock::default(),
+            kept: Mutex::default(),
+            top_level: Mutex::default(),
+            dirty: AtomicBool::new(true),
+        });
+        registry.snapshot();
+        Ok(registry)
+    }
+
+    /// A registry over plugins built in memory (for embedding and tests).
+    pub(crate) fn fixed(plugins: Vec<LoadedPlugin>) -> Arc<Self> {
+        let mut plugins: Vec<Arc<LoadedPlugin>> = plugins.into_iter().map(Arc::new).collect();
+        sort_for_running(&mut plugins);
+        Arc::new(Self {
+            dir: None,
+            current: RwLock::new(Arc::new(Snapshot {
+                plugins,
+                refused: Vec::new(),
+            })),
+            kept: Mutex::default(),
+            top_level: Mutex::default(),
+            dirty: AtomicBool::new(false),
+        })
+    }
+
+    /// The directory, if the registry watches one.
+    pub(crate) fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Mark the directory as changed: the next snapshot rescans it.
+    pub(crate) fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::SeqCst);
+    }
+
+    /// The current plugins, rescanning first if the directory changed.
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        if let Some(dir) = &self.dir {
+            let top = top_level_fingerprint(dir);
+            let moved = {
+                let mut last = self.top_level.lock().unwrap_or_else(|e| e.into_inner());
+                let moved = *last != top;
+                *last = top;
+                moved
+            };
+            if self.dirty.swap(false, Ordering::SeqCst) || moved {
+                self.rescan(dir);
+            }
+        }
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn rescan(&self, dir: &Path) {
+        let found = match scan(dir) {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::error!(dir = %dir.display(), "cannot read the plugin directory; keeping the plugins loaded: {e}");
+                return;
+            }
+        };
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next_kept = HashMap::new();
+        let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
+        let mut refused = Vec::new();
+        for entry in found {
+            let candidate = match entry {
+                Found::Plugin(candidate) => candidate,
+                Found::Refused { name, file, reason } => {
+                    refused.push(Refusal {
+                        name,
+                        file,
+                        engine: None,
+                        ecosystem: None,
+                        reason,
+                    });
+                    continue;
+                }
+            };
+            let plugin = match kept.remove(&candidate.root) {
+                Some(old) if old.fingerprint == candidate.fingerprint => Ok(old.plugin),
+                _ => load(&candidate).map(Arc::new),
+            };
+            let plugin =
+                plugin.and_then(
+                    |plugin| match plugins.iter().find(|p| p.name == plugin.name) {
+                        Some(other) => Err(LoadError::DuplicateName {
+                            path: candidate.root.clone(),
+                            name: plugin.name.clone(),
+                            other: other.file.clone(),
+                        }),
+                        None => Ok(plugin),
+                    },
+                );
+            match plugin {
+                Ok(plugin) => {
+                    tracing::debug!(plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded");
+                    next_kept.insert(
+                        candidate.root.clone(),
+                        Kept {
+                            plugin: Arc::clone(&plugin),
+                            fingerprint: candidate.fingerprint.clone(),
+                        },
+                    );
+                    plugins.push(plugin);
+                }
+                Err(reason) => {
+                    tracing::warn!(plugin = %candidate.name, "plugin refused: {reason}");
+                    refused.push(Refusal {
+                        name: candidate.name.clone(),
+                        file: candidate.root.clone(),
+                        engine: Some(candidate.engine),
+                        ecosystem: Some(candidate.ecosystem),
+                        reason,
+                    });
+                }
+            }
+        }
+        *kept = next_kept;
+        sort_for_running(&mut plugins);
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) =
+            Arc::new(Snapshot { plugins, refused });
+    }
+}
+
+/// Load a candidate on its engine and name it.
+fn load(candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
+    let loaded = engines::load(candidate)?;
+    let name = match (&candidate.named_by_manifest, loaded.name) {
+        (false, Some(own)) if !own.is_empty() => own,
+        _ => candidate.name.clone(),
+    };
+    Ok(LoadedPlugin {
+        name,
+        file: candidate.root.clone(),
+        engine: candidate.engine,
+        ecosystem: loaded.ecosystem.unwrap_or(candidate.ecosystem),
+        manifest: candidate.manifest.clone(),
+        hooks: loaded.hooks,
+        warnings: loaded.warnings,
+        plugin: loaded.plugin,
+    })
+}
+
+/// Priority first (lower runs first), then name.
+fn sort_for_running(plugins: &mut [Arc<LoadedPlugin>]) {
+    plugins.sort_by(|a, b| (a.manifest.priority(), &a.name).cmp(&(b.manifest.priority(), &b.name)));
+}

@@ -1,0 +1,238 @@
+//! The hooks of one run over a set of plugin sessions, combined as the
+//! contract says:
+//!
+//! | Hook | How several plugins combine |
+//! | --- | --- |
+//! | `tools` | the agent's own tools win a clash (yoagent), then the plugin that runs first |
+//! | `before_tool` | in order; the first deny ends the chain; a rewrite feeds the next |
+//! | `after_tool` | chained; each sees the previous edit |
+//! | `before_model` | notes joined with newlines; the first stop wins |
+//! | `on_input` | the first reject wins |
+//! | `on_stop` | continue messages joined; a required plugin's failure fails the run |
+//! | `on_event` | every plugin sees every event, in order |
+//! | `finish` | every plugin's `finish` runs |
+//!
+//! What the user asked (`user_request`, `latest_user_text`) is derived once
+//! per turn, not per call per plugin.
+
+use crate::convert::{content_from_blocks, finish_args, message_text, output_data};
+use crate::session::PluginSession;
+use crate::tool::PluginTool;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use yoagent::extension::{
+    ExtensionError, InputContext, InputDecision, RunContext, RunHooks, RunOutcome, StopContext,
+    StopDecision, ToolOutput, TurnDecision,
+};
+use yoagent::{AgentEvent, AgentTool, ToolCallRequest, ToolDecision, TurnContext};
+use yohost_contract::*;
+
+/// What the user asked, derived from a conversation of a given length.
+#[derive(Clone, Default)]
+struct Derived {
+    messages: usize,
+    user_request: Option<String>,
+    latest_user_text: Option<String>,
+}
+
+/// The plugin sessions of one run, in the order they run.
+pub(crate) struct RunSet {
+    sessions: Vec<Arc<PluginSession>>,
+    run: RunInfo,
+    derived: Mutex<Option<Derived>>,
+}
+
+impl RunSet {
+    pub(crate) fn new(sessions: Vec<Arc<PluginSession>>, run: RunInfo) -> Self {
+        Self {
+            sessions,
+            run,
+            derived: Mutex::new(None),
+        }
+    }
+
+    fn with(&self, hook: Hook) -> impl Iterator<Item = &Arc<PluginSession>> {
+        self.sessions.iter().filter(move |s| s.has(hook))
+    }
+
+    /// `user_request` and `latest_user_text` of the call's conversation,
+    /// computed once for each length of the conversation (once per turn).
+    fn derived(&self, call: &ToolCallRequest<'_>) -> Derived {
+        let mut cache = self.derived.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.as_ref() {
+            Some(d) if d.messages == call.messages.len() => d.clone(),
+            _ => {
+                let d = Derived {
+                    messages: call.messages.len(),
+                    user_request: call.user_request(),
+                    latest_user_text: call.latest_user_text(),
+                };
+                *cache = Some(d.clone());
+                d
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl RunHooks for RunSet {
+    async fn tools(&mut self, _run: &RunContext<'_>) -> Vec<Arc<dyn AgentTool>> {
+        let mut seen = HashSet::new();
+        let mut tools: Vec<Arc<dyn AgentTool>> = Vec::new();
+        for session in self.with(Hook::Tools) {
+            for spec in session.tools().await {
+                if seen.insert(spec.name.clone()) {
+                    tools.push(Arc::new(PluginTool::new(Arc::clone(session), spec)));
+                } else {
+                    tracing::warn!(run_id = %self.run.run_id, plugin = %session.name(), tool = %spec.name, "tool name already offered by a plugin that runs earlier; ignored");
+                }
+            }
+        }
+        tools
+    }
+
+    async fn on_input(&mut self, input: &InputContext<'_>) -> InputDecision {
+        for session in self.with(Hook::OnInput) {
+            let args = OnInputArgs {
+                run: self.run.clone(),
+                text: input.text.to_string(),
+            };
+            if let InputDecision::Reject(reason) = session.on_input(args).await {
+                return InputDecision::Reject(reason);
+            }
+        }
+        InputDecision::Pass
+    }
+
+    async fn before_model(&mut self, turn: &TurnContext<'_>) -> TurnDecision {
+        let mut plugins = self.with(Hook::BeforeModel).peekable();
+        if plugins.peek().is_none() {
+            return TurnDecision::Continue;
+        }
+        let args = BeforeModelArgs {
+            run: self.run.clone(),
+            model: turn.model.to_string(),
+            tools: turn.tools.iter().map(|t| t.name.clone()).collect(),
+            user_request: turn.user_request(),
+        };
+        let mut notes = Vec::new();
+        for session in plugins {
+            match session.before_model(args.clone()).await {
+                TurnDecision::Note(note) if !note.trim().is_empty() => notes.push(note),
+                TurnDecision::Stop(reason) => return TurnDecision::Stop(reason),
+                TurnDecision::Fail(reason) => return TurnDecision::Fail(reason),
+                _ => {}
+            }
+        }
+        if notes.is_empty() {
+            TurnDecision::Continue
+        } else {
+            TurnDecision::Note(notes.join("\n"))
+        }
+    }
+
+    async fn before_tool(&self, call: &ToolCallRequest<'_>) -> ToolDecision {
+        let mut plugins = self.with(Hook::BeforeTool).peekable();
+        if plugins.peek().is_none() {
+            return ToolDecision::Allow;
+        }
+        let derived = self.derived(call);
+        let mut args = call.args.clone();
+        let mut rewritten = false;
+        for session in plugins {
+            let request = BeforeToolArgs {
+                run: self.run.clone(),
+                tool: call.tool_name.to_string(),
+                call_id: call.tool_call_id.to_string(),
+                args: args.clone(),
+                user_request: derived.user_request.clone(),
+                latest_user_text: derived.latest_user_text.clone(),
+            };
+            match session.before_tool(request).await {
+                ToolDecision::Allow => {}
+                ToolDecision::Modify(new_args) => {
+                    args = new_args;
+                    rewritten = true;
+                }
+                deny => return deny,
+            }
+        }
+        if rewritten {
+            ToolDecision::Modify(args)
+        } else {
+            ToolDecision::Allow
+        }
+    }
+
+    async fn after_tool(
+        &self,
+        call: &ToolCallRequest<'_>,
+        output: &mut ToolOutput,
+    ) -> Result<(), ExtensionError> {
+        let mut plugins = self.with(Hook::AfterTool).peekable();
+        if plugins.peek().is_none() {
+            return Ok(());
+        }
+        let original = output_data(&output.result, output.is_error);
+        let mut data = original.clone();
+        for session in plugins {
+            let args = AfterToolArgs {
+                run: self.run.clone(),
+                tool: call.tool_name.to_string(),
+                call_id: call.tool_call_id.to_string(),
+                args: call.args.clone(),
+                output: data.clone(),
+            };
+            session.after_tool(args, &mut data).await;
+        }
+        if data != original {
+            output.result.content = content_from_blocks(data.content);
+            output.result.details = data.details;
+            output.is_error = data.is_error;
+        }
+        Ok(())
+    }
+
+    async fn on_stop(&mut self, stop: &StopContext<'_>) -> StopDecision {
+        let mut continues = Vec::new();
+        for session in self.with(Hook::OnStop) {
+            let args = OnStopArgs {
+                run: self.run.clone(),
+                answer: message_text(stop.answer),
+                continues: stop.continues,
+            };
+            match session.on_stop(args).await {
+                StopDecision::Continue(message) => continues.push(message),
+                StopDecision::Fail(reason) => return StopDecision::Fail(reason),
+                _ => {}
+            }
+        }
+        if continues.is_empty() {
+            StopDecision::Accept
+        } else {
+            StopDecision::Continue(continues.join("\n"))
+        }
+    }
+
+    fn on_event(&self, event: &AgentEvent) {
+        let mut plugins = self.with(Hook::OnEvent).peekable();
+        if plugins.peek().is_none() {
+            return;
+        }
+        let event = Arc::new(serde_json::to_value(event).unwrap_or(serde_json::Value::Null));
+        for session in plugins {
+            session.on_event(&event);
+        }
+    }
+
+    fn take_failure(&self) -> Option<String> {
+        self.sessions.iter().find_map(|s| s.take_failure())
+    }
+
+    async fn finish(&mut self, outcome: &RunOutcome) {
+        let args = finish_args(self.run.clone(), outcome);
+        for session in &self.sessions {
+            session.finish(args.clone()).await;
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! A plugin's tool as a yoagent `AgentTool`.
+
+use crate::convert::content_from_blocks;
+use crate::session::PluginSession;
+use std::sync::Arc;
+use yoagent::{AgentTool, ToolContext, ToolError, ToolResult};
+use yohost_contract::{CallToolArgs, HookCall, HookReply, ToolSpec};
+
+/// A tool offered by a plugin for one run. Calls go to that run's instance,
+/// within the plugin's `call_tool` timeout and the run's cancel.
+pub(crate) struct PluginTool {
+    session: Arc<PluginSession>,
+    spec: ToolSpec,
+}
+
+impl PluginTool {
+    pub(crate) fn new(session: Arc<PluginSession>, spec: ToolSpec) -> Self {
+        Self { session, spec }
+    }
+}
+
+#[async_trait::async_trait]
+impl AgentTool for PluginTool {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn label(&self) -> &str {
+        self.spec.label.as_deref().unwrap_or(&self.spec.name)
+    }
+
+    fn description(&self) -> &str {
+        &self.spec.description
+    }
+
+    fn parameters_schema(&self) -> serde_json::Value {
+        self.spec.parameters.clone()
+    }
+
+    async fn execute(
+        &self,
+        params: serde_json::Value,
+        ctx: ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        let call = HookCall::CallTool(CallToolArgs {
+            run: self.session.run.clone(),
+            tool: self.spec.name.clone(),
+            call_id: ctx.tool_call_id.clone(),
+            args: params,
+        });
+        let reply = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            reply = self.session.call(call) => reply,
+        };
+        match reply {
+            Ok(HookReply::CallTool(reply)) => {
+                let result = ToolResult {
+                    content: content_from_blocks(reply.content),
+                    details: reply.details,
+                };
+                if reply.is_error {
+                    // yoagent marks a tool error from `Err`; keep the content
+                    // by folding it into the message.
+                    let text = crate::convert::content_text(&result.content);
+                    return Err(ToolError::Failed(text));
+                }
+                Ok(result)
+            }
+            Ok(_) => Err(ToolError::Failed(format!(
+                "[yohost] plugin '{}' returned no tool result",
+                self.session.name()
+            ))),
+            Err(e) => {
+                self.session.failed(&e);
+                Err(ToolError::Failed(format!("[yohost] {e}")))
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Write yohost plugins in Rust.
+//!
+//! Implement [`Plugin`] (every hook has a no-op default), list the hooks you
+//! implement in [`Plugin::HOOKS`], and export it with [`export_plugin!`]:
+//!
+//! ```
+//! use yohost_sdk::*;
+//!
+//! #[derive(Default)]
+//! struct NoRm;
+//!
+//! impl Plugin for NoRm {
+//!     const NAME: &'static str = "no-rm";
+//!     const HOOKS: &'static [Hook] = &[Hook::BeforeTool];
+//!
+//!     fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
+//!         let command = call.args["command"].as_str().unwrap_or("");
+//!         if call.tool == "bash" && command.contains("rm -rf") {
+//!             return Ok(BeforeToolReply::Deny("rm -rf is not allowed".into()));
+//!         }
+//!         Ok(BeforeToolReply::Allow)
+//!     }
+//! }
+//!
+//! export_plugin!(NoRm);
+//! ```
+//!
+//! Build it as a dylib with `crate-type = ["cdylib"]`. The same source
+//! builds as a Wasm component for `wasm32-wasip2` (see the `wasm` feature).
+//!
+//! A hook returns `Err(message)` to fail: the host then fails closed (a
+//! failing `before_tool` denies the call, and so on). A panic is caught at
+//! the boundary and treated the same way.
+
+#[doc(hidden)]
+pub mod dylib;
+mod log;
+
+pub use log::{debug, error, info, warn};
+pub use serde_json::{json, Value};
+pub use yohost_contract::{
+    AfterToolArgs, AfterToolReply, BeforeModelArgs, BeforeModelReply, BeforeToolArgs,
+    BeforeToolReply, CallToolArgs, ContentBlock, FinishArgs, Hook, OnEventArgs, OnInputArgs,
+    OnInputReply, OnStopArgs, OnStopReply, RunInfo, ToolOutputData, ToolReply, ToolSpec,
+    ABI_VERSION,
+};
+
+/// A yohost plugin. One value serves every run; the host may call `&self`
+/// hooks from several threads at once.
+pub trait Plugin: Default + Send + Sync + 'static {
+    /// The plugin's name (a `plugin.toml` beside it may override it).
+    const NAME: &'static str;
+
+    /// The hooks this plugin implements. The host calls only these.
+    const HOOKS: &'static [Hook];
+
+    /// Tools to offer for a run.
+    fn tools(&self, _run: &RunInfo) -> Result<Vec<ToolSpec>, String> {
+        Ok(Vec::new())
+    }
+
+    /// Run one of this plugin's tools.
+    fn call_tool(&self, call: CallToolArgs) -> Result<ToolReply, String> {
+        Err(format!(
+            "{} offers no tool named `{}`",
+            Self::NAME,
+            call.tool
+        ))
+    }
+
+    /// Judge a tool call: allow, deny, or rewrite its arguments.
+    fn before_tool(&self, _call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
+        Ok(BeforeToolReply::Allow)
+    }
+
+    /// Edit a tool call's output.
+    fn after_tool(&self, _call: AfterToolArgs) -> Result<AfterToolReply, String> {
+        Ok(AfterToolReply::default())
+    }
+
+    /// Add a note before a model request, or stop the run.
+    fn before_model(&self, _turn: BeforeModelArgs) -> Result<BeforeModelReply, String> {
+        Ok(BeforeModelReply::Continue)
+    }
+
+    /// Judge a prompted run's input.
+    fn on_input(&self, _input: OnInputArgs) -> Result<OnInputReply, String> {
+        Ok(OnInputReply::Pass)
+    }
+
+    /// Verify the model's final answer.
+    fn on_stop(&self, _stop: OnStopArgs) -> Result<OnStopReply, String> {
+        Ok(OnStopReply::Accept)
+    }
+
+    /// Observe an event of the run.
+    fn on_event(&self, _event: OnEventArgs) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The run ended.
+    fn finish(&self, _finish: FinishArgs) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Run `hook` on `plugin` with a JSON argument, returning the JSON reply.
+/// Shared by the dylib and Wasm exports.
+#[doc(hidden)]
+pub fn dispatch<P: Plugin>(plugin: &P, hook: Hook, args: Value) -> Result<Value, String> {
+    fn from<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, String> {
+        serde_json::from_value(args)
+            .map_err(|e| format!("the host sent an argument this plugin cannot read: {e}"))
+    }
+    Ok(match hook {
+        Hook::Tools => json!(plugin.tools(&from(args)?)?),
+        Hook::CallTool => plugin.call_tool(from(args)?)?.to_json(),
+        Hook::BeforeTool => plugin.before_tool(from(args)?)?.to_json(),
+        Hook::AfterTool => plugin.after_tool(from(args)?)?.to_json(),
+        Hook::BeforeModel => plugin.before_model(from(args)?)?.to_json(),
+        Hook::OnInput => plugin.on_input(from(args)?)?.to_json(),
+        Hook::OnStop => plugin.on_stop(from(args)?)?.to_json(),
+        Hook::OnEvent => {
+            plugin.on_event(from(args)?)?;
+            Value::Null
+        }
+        Hook::Finish => {
+            plugin.finish(from(args)?)?;
+            Value::Null
+        }
+    })
+}
+
+/// The bitmask of `hooks` (bit `i` for `Hook::ALL[i]`).
+#[doc(hidden)]
+pub const fn hook_mask(hooks: &[Hook]) -> u32 {
+    let mut mask = 0u32;
+    let mut i = 0;
+    while i < hooks.len() {
+        let mut j = 0;
+        while j < Hook::ALL.len() {
+            if Hook::ALL[j] as u32 == hooks[i] as u32 {
+                mask |= 1 << j;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    mask
+}
+
+/// Export a [`Plugin`] type as this library's yohost plugin.
+#[macro_export]
+macro_rules! export_plugin {
+    ($plugin:ty) => {
+        #[cfg(not(target_family = "wasm"))]
+        #[no_mangle]
+        pub extern "C" fn yohost_plugin_entry() -> *const $crate::dylib::PluginEntry {
+            static ENTRY: $crate::dylib::PluginEntry = $crate::dylib::PluginEntry {
+                abi_version: $crate::ABI_VERSION,
+                name: <$plugin as $crate::Plugin>::NAME.as_ptr(),
+                name_len: <$plugin as $crate::Plugin>::NAME.len(),
+                hooks: $crate::hook_mask(<$plugin as $crate::Plugin>::HOOKS),
+                call: $crate::dylib::call::<$plugin>,
+                free: $crate::dylib::free,
+            };
+            &ENTRY
+        }
+    };
+}
