@@ -1,0 +1,262 @@
+//! Helpers shared by the integration tests: a real `yoagent::Agent` on a
+//! scripted `MockProvider`, the events of a run, and captured log lines.
+#![allow(dead_code)] // each test file uses a different part
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use yoagent::provider::mock::{MockResponse, MockToolCall};
+use yoagent::provider::{MockProvider, ModelConfig, ProviderError, StreamConfig, StreamEvent, StreamProvider};
+use yoagent::*;
+
+/// A scripted tool call.
+pub fn call(name: &str, args: serde_json::Value) -> MockResponse {
+    MockResponse::ToolCalls(vec![MockToolCall {
+        name: name.into(),
+        arguments: args,
+        provider_metadata: None,
+    }])
+}
+
+/// A scripted text answer.
+pub fn text(t: &str) -> MockResponse {
+    MockResponse::Text(t.into())
+}
+
+/// Records every request's messages.
+pub struct Recording {
+    inner: MockProvider,
+    pub requests: Arc<Mutex<Vec<Vec<Message>>>>,
+}
+
+#[async_trait::async_trait]
+impl StreamProvider for Recording {
+    async fn stream(
+        &self,
+        config: StreamConfig,
+        tx: mpsc::UnboundedSender<StreamEvent>,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> Result<Message, ProviderError> {
+        self.requests.lock().unwrap().push(config.messages.clone());
+        self.inner.stream(config, tx, cancel).await
+    }
+}
+
+/// An agent on scripted responses, with the `echo` tool, and the requests
+/// it sends.
+pub fn scripted(responses: Vec<MockResponse>) -> (Agent, Arc<Mutex<Vec<Vec<Message>>>>) {
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let provider = Recording {
+        inner: MockProvider::new(responses),
+        requests: requests.clone(),
+    };
+    let agent = Agent::from_provider(provider, ModelConfig::mock()).with_tools(vec![Box::new(Echo)]);
+    (agent, requests)
+}
+
+/// Prompt the agent and collect every event of the run.
+pub async fn run(agent: &mut Agent, prompt: &str) -> Vec<AgentEvent> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    agent.prompt_with_sender(prompt, tx).await;
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    events
+}
+
+/// The text blocks of some content, joined by " | ".
+pub fn texts(content: &[Content]) -> String {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// Every tool result of the run: (tool name, text, is_error).
+pub fn tool_results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error,
+                ..
+            } => Some((tool_name.clone(), texts(&result.content), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The arguments each tool ran with, from `ToolExecutionStart`.
+pub fn tool_args(events: &[AgentEvent]) -> Vec<serde_json::Value> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolExecutionStart { args, .. } => Some(args.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The run's final messages.
+pub fn end_messages(events: &[AgentEvent]) -> Vec<AgentMessage> {
+    match events.last() {
+        Some(AgentEvent::AgentEnd { messages, .. }) => messages.clone(),
+        other => panic!("the run must end with AgentEnd, got {other:?}"),
+    }
+}
+
+/// The stop reason and error message of the run's last assistant message.
+pub fn final_assistant(events: &[AgentEvent]) -> (StopReason, Option<String>) {
+    end_messages(events)
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            AgentMessage::Llm(Message::Assistant {
+                stop_reason,
+                error_message,
+                ..
+            }) => Some((stop_reason.clone(), error_message.clone())),
+            _ => None,
+        })
+        .expect("an assistant message")
+}
+
+/// The text of the last user message of a request.
+pub fn last_user_text(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::User { content, .. } => Some(texts(content)),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The reason of an `InputRejected` event, if the run had one.
+pub fn input_rejection(events: &[AgentEvent]) -> Option<String> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::InputRejected { reason } => Some(reason.clone()),
+        _ => None,
+    })
+}
+
+/// A tool that echoes its `text` argument.
+pub struct Echo;
+
+#[async_trait::async_trait]
+impl AgentTool for Echo {
+    fn name(&self) -> &str {
+        "echo"
+    }
+    fn label(&self) -> &str {
+        "Echo"
+    }
+    fn description(&self) -> &str {
+        "Echo the text back"
+    }
+    fn parameters_schema(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}})
+    }
+    async fn execute(&self, params: serde_json::Value, _ctx: ToolContext) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult {
+            content: vec![Content::Text {
+                text: params["text"].as_str().unwrap_or("").to_string(),
+            }],
+            details: serde_json::Value::Null,
+        })
+    }
+}
+
+/// A fresh plugin directory.
+pub fn plugin_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temp dir")
+}
+
+/// Write `contents` to `dir/name`, creating folders.
+pub fn write(dir: &Path, name: &str, contents: &str) -> PathBuf {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// The directory cargo builds this test's examples into
+/// (`target/<profile>/examples`).
+pub fn examples_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable");
+    exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>").join("examples")
+}
+
+/// The built cdylib of the cargo example `name`.
+pub fn example_dylib(name: &str) -> PathBuf {
+    let file = format!("{}{name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+    let path = examples_dir().join(file);
+    assert!(path.exists(), "{} is not built (cargo test builds examples)", path.display());
+    path
+}
+
+/// Log lines captured from tracing: every event, as JSON, with its span
+/// fields.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    /// Every captured line, parsed.
+    pub fn lines(&self) -> Vec<serde_json::Value> {
+        let bytes = self.0.lock().unwrap().clone();
+        String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The captured plugin log lines (target `yohost::plugin`).
+    pub fn plugin_lines(&self) -> Vec<serde_json::Value> {
+        self.lines()
+            .into_iter()
+            .filter(|l| l["target"] == "yohost::plugin")
+            .collect()
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+/// Capture tracing output as JSON lines for the rest of this thread's
+/// scope (use a current-thread runtime so every task logs here).
+pub fn capture_logs() -> (Captured, tracing::subscriber::DefaultGuard) {
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_current_span(true)
+        .with_span_list(true)
+        .with_writer(captured.clone())
+        .finish();
+    let guard = tracing::subscriber::set_default(subscriber);
+    (captured, guard)
+}
