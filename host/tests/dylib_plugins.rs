@@ -21,7 +21,10 @@ fn install(dir: &Path, name: &str, example: &str, manifest_extra: &str) {
     write(
         dir,
         &format!("{name}/plugin.toml"),
-        &format!("name = \"{name}\"\nentry = {:?}\n{manifest_extra}", lib.display().to_string()),
+        &format!(
+            "name = \"{name}\"\nentry = {:?}\n{manifest_extra}",
+            lib.display().to_string()
+        ),
     );
 }
 
@@ -41,10 +44,16 @@ async fn a_policy_denial_reaches_the_model() {
     let results = tool_results(&events);
     assert_eq!(results.len(), 1, "{results:?}");
     assert!(results[0].2, "the denied call is an error result");
-    assert!(results[0].1.contains("`rm -rf` is not allowed"), "{results:?}");
+    assert!(
+        results[0].1.contains("`rm -rf` is not allowed"),
+        "{results:?}"
+    );
     let second_request = requests.lock().unwrap()[1].clone();
     let seen = format!("{second_request:?}");
-    assert!(seen.contains("`rm -rf` is not allowed"), "the model sees the denial");
+    assert!(
+        seen.contains("`rm -rf` is not allowed"),
+        "the model sees the denial"
+    );
 }
 
 #[tokio::test]
@@ -69,7 +78,12 @@ async fn echo_through(host: &PluginHost, text_arg: &str) -> Vec<(String, String,
 #[tokio::test]
 async fn hostile_dylibs_fail_closed_and_the_next_run_works() {
     let dir = plugin_dir();
-    install(dir.path(), "hostile", "fixture_hostile", "[timeouts]\nbefore_tool = 300");
+    install(
+        dir.path(),
+        "hostile",
+        "fixture_hostile",
+        "[timeouts]\nbefore_tool = 300",
+    );
     let host = PluginHost::open(dir.path()).unwrap();
     for (behaviour, expected) in [
         ("panic", "panicked: hostile plugin panicked on purpose"),
@@ -80,7 +94,10 @@ async fn hostile_dylibs_fail_closed_and_the_next_run_works() {
         assert_eq!(results.len(), 1);
         let (_, message, is_error) = &results[0];
         assert!(is_error, "{behaviour}: the call is denied");
-        assert!(message.contains("plugin 'hostile'"), "{behaviour}: {message}");
+        assert!(
+            message.contains("plugin 'hostile'"),
+            "{behaviour}: {message}"
+        );
         assert!(message.contains(expected), "{behaviour}: {message}");
         // The next run is served normally.
         let results = echo_through(&host, "fine").await;
@@ -102,7 +119,12 @@ async fn a_garbage_reply_denies_the_call() {
 #[tokio::test]
 async fn a_required_plugin_failure_fails_the_run_naming_it() {
     let dir = plugin_dir();
-    install(dir.path(), "hostile", "fixture_hostile", "mode = \"required\"");
+    install(
+        dir.path(),
+        "hostile",
+        "fixture_hostile",
+        "mode = \"required\"",
+    );
     let host = PluginHost::open(dir.path()).unwrap();
     let (agent, requests) = scripted(vec![text("never sent")]);
     let mut agent = agent.with_extension(host.extension());
@@ -129,20 +151,45 @@ async fn bad_libraries_are_refused_and_the_rest_load() {
     let dir = plugin_dir();
     install(dir.path(), "future", "fixture_future_abi", "");
     install(dir.path(), "policy", "example_policy", "");
-    write(dir.path(), "not-a-plugin.so", "this is not a shared library");
+    write(
+        dir.path(),
+        "not-a-plugin.so",
+        "this is not a shared library",
+    );
     write(dir.path(), "broken/plugin.toml", "mode = [");
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
-    let by_name = |n: &str| report.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("{n} in {report:?}"));
+    let by_name = |n: &str| {
+        report
+            .iter()
+            .find(|r| r.name == n)
+            .unwrap_or_else(|| panic!("{n} in {report:?}"))
+    };
     assert_eq!(by_name("policy").status, Status::Loaded);
     let future = by_name("future");
     assert_eq!(future.status, Status::Refused);
     let reason = future.reason.as_deref().unwrap();
-    assert!(reason.contains("ABI version 99") && reason.contains("version 1"), "{reason}");
+    assert!(
+        reason.contains("ABI version 99") && reason.contains("version 1"),
+        "{reason}"
+    );
     let junk = by_name("not-a-plugin");
-    assert!(junk.reason.as_deref().unwrap().contains("cannot load the library"), "{junk:?}");
+    assert!(
+        junk.reason
+            .as_deref()
+            .unwrap()
+            .contains("cannot load the library"),
+        "{junk:?}"
+    );
     let broken = by_name("broken");
-    assert!(broken.reason.as_deref().unwrap().contains("malformed plugin.toml"), "{broken:?}");
+    assert!(
+        broken
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("malformed plugin.toml"),
+        "{broken:?}"
+    );
 }
 
 #[tokio::test]
@@ -158,7 +205,14 @@ async fn a_dylib_tool_is_callable_and_its_logs_carry_the_run_id() {
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "count").await;
     let results = tool_results(&events);
-    assert_eq!(results[0], ("word_count".into(), "3 words, 1 lines, 13 characters".into(), false));
+    assert_eq!(
+        results[0],
+        (
+            "word_count".into(),
+            "3 words, 1 lines, 13 characters".into(),
+            false
+        )
+    );
     let lines = logs.plugin_lines();
     let line = lines
         .iter()

@@ -2,9 +2,10 @@
 //!
 //! The library is copied to a private file named by its content hash before
 //! it is opened, so a changed file at the same path loads as new code
-//! (the dynamic loader caches libraries by path). Each call runs on a
-//! blocking thread; a hook past its deadline is abandoned (native code
-//! cannot be interrupted; dylib plugins are trusted code, not sandboxed).
+//! (the dynamic loader caches libraries by path). Calls run on a worker
+//! thread of the plugin's own; a hook past its deadline is abandoned and its
+//! worker retired (native code cannot be interrupted; dylib plugins are
+//! trusted code, not sandboxed).
 
 use crate::codec::{decode_msgpack_reply, encode_msgpack_args};
 use crate::discovery::Candidate;
@@ -16,7 +17,8 @@ use std::collections::BTreeSet;
 use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
 use yohost_contract::abi::{self, Buffer, HostApi, PluginEntry};
 use yohost_contract::{Hook, HookCall, HookReply, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
 
@@ -72,7 +74,8 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     let plugin = Arc::new(DylibPlugin {
         name: name.clone(),
         table,
-        _library: Arc::new(library),
+        library: Arc::new(library),
+        worker: Arc::default(),
     });
     Ok(Loaded {
         plugin,
@@ -107,8 +110,9 @@ fn private_copy(path: &Path) -> std::io::Result<PathBuf> {
 struct DylibPlugin {
     name: String,
     table: &'static PluginEntry,
-    /// Keeps `table` valid; dropped only after every call has returned.
-    _library: Arc<Library>,
+    /// Keeps `table` valid while any worker may still run its code.
+    library: Arc<Library>,
+    worker: Arc<Mutex<Option<Worker>>>,
 }
 
 #[async_trait::async_trait]
@@ -117,8 +121,64 @@ impl Plugin for DylibPlugin {
         Ok(Arc::new(DylibRun {
             name: self.name.clone(),
             table: self.table,
-            library: Arc::clone(&self._library),
+            library: Arc::clone(&self.library),
+            worker: Arc::clone(&self.worker),
         }))
+    }
+}
+
+/// One call for a worker thread.
+struct Job {
+    call: HookCall,
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+    reply: oneshot::Sender<Result<HookReply, CallError>>,
+}
+
+/// The thread a plugin's calls run on. Native code cannot be interrupted:
+/// a call abandoned at its deadline leaves its worker stuck, so the worker
+/// is retired and the next call starts a new one. Workers are plain
+/// threads, not the runtime's blocking pool, so a stuck one never holds up
+/// the runtime's shutdown.
+struct Worker {
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+impl Worker {
+    fn start(
+        name: &str,
+        table: &'static PluginEntry,
+        library: Arc<Library>,
+    ) -> std::io::Result<Worker> {
+        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+        let plugin = name.to_string();
+        std::thread::Builder::new()
+            .name(format!("yohost-dylib-{name}"))
+            .spawn(move || {
+                let _library = library; // keep the code loaded while this thread may run it
+                for job in queue {
+                    let reply = tracing::dispatcher::with_default(&job.dispatch, || {
+                        let _span = job.span.enter();
+                        call_native(table, &plugin, &job.call)
+                    });
+                    let _ = job.reply.send(reply);
+                }
+            })?;
+        Ok(Worker { jobs })
+    }
+}
+
+/// Retires the worker if the call it guards is abandoned before it ends.
+struct Abandoned<'a> {
+    worker: &'a Mutex<Option<Worker>>,
+    done: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            lock(self.worker).take();
+        }
     }
 }
 
@@ -126,6 +186,7 @@ struct DylibRun {
     name: String,
     table: &'static PluginEntry,
     library: Arc<Library>,
+    worker: Arc<Mutex<Option<Worker>>>,
 }
 
 /// What a plugin's `log` callback writes on behalf of: lives on the calling
@@ -161,53 +222,85 @@ extern "C" fn host_log(ctx: *const c_void, level: u32, msg: *const u8, len: usiz
     );
 }
 
+/// Call the plugin's code on this thread.
+fn call_native(
+    table: &'static PluginEntry,
+    plugin: &str,
+    call: &HookCall,
+) -> Result<HookReply, CallError> {
+    let input = encode_msgpack_args(call);
+    let target = LogTarget {
+        run_id: &call.run().run_id,
+        plugin,
+    };
+    let host = HostApi {
+        ctx: &target as *const LogTarget<'_> as *const c_void,
+        log: host_log,
+    };
+    let hook_index = Hook::ALL
+        .iter()
+        .position(|h| *h == call.hook())
+        .unwrap_or(0) as u32;
+    let mut out = Buffer::EMPTY;
+    let status = (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out);
+    let bytes = if out.ptr.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: the plugin wrote `len` initialized bytes at `ptr`.
+        unsafe { std::slice::from_raw_parts(out.ptr, out.len) }.to_vec()
+    };
+    (table.free)(out);
+    match status {
+        abi::STATUS_OK => decode_msgpack_reply(call, &bytes),
+        abi::STATUS_ERROR => Err(CallError::Guest(
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )),
+        abi::STATUS_PANIC => Err(CallError::Crashed(format!(
+            "panicked: {}",
+            String::from_utf8_lossy(&bytes)
+        ))),
+        other => Err(CallError::Crashed(format!(
+            "returned unknown status {other}"
+        ))),
+    }
+}
+
 #[async_trait::async_trait]
 impl PluginRun for DylibRun {
     async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
-        let table = self.table;
-        let library = Arc::clone(&self.library);
-        let name = self.name.clone();
-        let span = tracing::Span::current();
-        let work = tokio::task::spawn_blocking(move || {
-            let _library = library; // keep the code loaded while it runs
-            let _span = span.enter();
-            let input = encode_msgpack_args(&call);
-            let target = LogTarget {
-                run_id: &call.run().run_id,
-                plugin: &name,
-            };
-            let host = HostApi {
-                ctx: &target as *const LogTarget<'_> as *const c_void,
-                log: host_log,
-            };
-            let hook_index = Hook::ALL
-                .iter()
-                .position(|h| *h == call.hook())
-                .unwrap_or(0) as u32;
-            let mut out = Buffer::EMPTY;
-            let status = (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out);
-            let bytes = if out.ptr.is_null() {
-                Vec::new()
-            } else {
-                // SAFETY: the plugin wrote `len` initialized bytes at `ptr`.
-                unsafe { std::slice::from_raw_parts(out.ptr, out.len) }.to_vec()
-            };
-            (table.free)(out);
-            match status {
-                abi::STATUS_OK => decode_msgpack_reply(&call, &bytes),
-                abi::STATUS_ERROR => Err(CallError::Guest(
-                    String::from_utf8_lossy(&bytes).into_owned(),
-                )),
-                abi::STATUS_PANIC => Err(CallError::Crashed(format!(
-                    "panicked: {}",
-                    String::from_utf8_lossy(&bytes)
-                ))),
-                other => Err(CallError::Crashed(format!(
-                    "returned unknown status {other}"
-                ))),
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            call,
+            dispatch: tracing::dispatcher::get_default(|d| d.clone()),
+            span: tracing::Span::current(),
+            reply,
+        };
+        {
+            let mut worker = lock(&self.worker);
+            if worker.is_none() {
+                *worker = Some(
+                    Worker::start(&self.name, self.table, Arc::clone(&self.library))
+                        .map_err(|e| CallError::Crashed(format!("cannot start a thread: {e}")))?,
+                );
             }
-        });
-        work.await
-            .unwrap_or_else(|e| Err(CallError::Crashed(format!("the call's thread failed: {e}"))))
+            let sent = worker.as_ref().map(|w| w.jobs.send(job));
+            if !matches!(sent, Some(Ok(()))) {
+                worker.take();
+                return Err(CallError::Crashed("its worker thread is gone".into()));
+            }
+        }
+        let mut guard = Abandoned {
+            worker: &self.worker,
+            done: false,
+        };
+        let reply = answer
+            .await
+            .unwrap_or_else(|_| Err(CallError::Crashed("its worker thread stopped".into())));
+        guard.done = true;
+        reply
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -25,7 +25,12 @@ impl Plugin for Hostile {
     }
 
     fn before_model(&self, turn: BeforeModelArgs) -> Result<BeforeModelReply, String> {
-        if turn.user_request.as_deref().unwrap_or("").contains("fail the model") {
+        if turn
+            .user_request
+            .as_deref()
+            .unwrap_or("")
+            .contains("fail the model")
+        {
             return Err("the model gate is broken".into());
         }
         Ok(BeforeModelReply::Continue)

@@ -17,7 +17,9 @@ impl Plugin for Tagger {
         }
         let text = call.args["text"].as_str().unwrap_or("");
         info(&format!("tagging echo of {text:?}"));
-        Ok(BeforeToolReply::Rewrite(json!({ "text": format!("{text} +tag") })))
+        Ok(BeforeToolReply::Rewrite(
+            json!({ "text": format!("{text} +tag") }),
+        ))
     }
 }
 
