@@ -1,0 +1,54 @@
+//! `yohost check DIR`.
+
+use std::path::Path;
+use std::process::ExitCode;
+use yohost::{PluginHost, PluginReport, Status};
+
+/// Print every plugin of `dir` as a table, or as JSON
+/// (`{"plugins": [...]}`). Exits 0 even when some plugins are refused: the
+/// report is the output.
+pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
+    super::output::init_stderr_logs();
+    let host = PluginHost::open(dir).map_err(|e| e.to_string())?;
+    let report = host.report().await;
+    if json {
+        let doc = serde_json::json!({ "plugins": report });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
+        );
+    } else {
+        print_table(&report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(report: &[PluginReport]) {
+    println!(
+        "{:<24} {:<7} {:<11} {:<8} {:<40} TOOLS",
+        "NAME", "ENGINE", "ECOSYSTEM", "STATUS", "HOOKS"
+    );
+    for plugin in report {
+        let status = match plugin.status {
+            Status::Loaded => "loaded",
+            Status::Refused => "refused",
+        };
+        println!(
+            "{:<24} {:<7} {:<11} {:<8} {:<40} {}",
+            plugin.name,
+            plugin.engine.as_deref().unwrap_or("-"),
+            plugin.ecosystem.as_deref().unwrap_or("-"),
+            status,
+            plugin.hooks.join(","),
+            plugin.tools.join(","),
+        );
+        if let Some(reason) = &plugin.reason {
+            println!("    reason: {reason}");
+        }
+        for warning in &plugin.warnings {
+            println!("    warning: {warning}");
+        }
+    }
+    let loaded = report.iter().filter(|p| p.status == Status::Loaded).count();
+    println!("{loaded} loaded, {} refused", report.len() - loaded);
+}

@@ -1,0 +1,61 @@
+//! Command-line parsing and dispatch.
+
+mod check;
+mod output;
+mod run;
+mod script;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A plugin host for the yoagent agent loop.
+#[derive(Parser)]
+#[command(name = "yohost", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every plugin of a directory: loaded or refused, with its hooks,
+    /// tools, and the reason or warnings.
+    Check {
+        /// The plugin directory.
+        dir: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run an agent with the plugins of a directory and print the run as it
+    /// happens.
+    Run(run::RunArgs),
+}
+
+/// Parse the command line and run it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("yohost: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Check { dir, json } => check::check(&dir, json).await,
+            Command::Run(args) => run::run(args).await,
+        }
+    });
+    // Abandoned plugin calls may still hold threads; do not wait for them.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("yohost: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
