@@ -18,6 +18,8 @@ use yohost_contract::{Hook, HookCall, HookReply, RunInfo};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
+    /// Rust closures in the host's own process ([`NativePlugin`](crate::native::NativePlugin)).
+    Native,
     /// A Rust dylib through the C ABI.
     Dylib,
     /// A Wasm component on wasmtime.
@@ -32,6 +34,7 @@ impl EngineKind {
     /// The engine's name.
     pub fn as_str(self) -> &'static str {
         match self {
+            EngineKind::Native => "native",
             EngineKind::Dylib => "dylib",
             EngineKind::Wasm => "wasm",
             EngineKind::Js => "js",

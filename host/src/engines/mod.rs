@@ -19,6 +19,7 @@ pub mod wasm;
 /// Load a candidate on its engine.
 pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     match candidate.engine {
+        EngineKind::Native => Err(LoadError::UnknownFile(candidate.entry.clone())),
         EngineKind::Dylib => dylib::load(candidate),
         EngineKind::Wasm => {
             #[cfg(feature = "wasm")]
