@@ -311,20 +311,9 @@ impl HookCall {
 
     /// The argument as a JSON value (for `tools`, the run itself).
     pub fn args_json(&self) -> Value {
-        let value = match self {
-            HookCall::Tools(run) => serde_json::to_value(run),
-            HookCall::CallTool(a) => serde_json::to_value(a),
-            HookCall::BeforeTool(a) => serde_json::to_value(a),
-            HookCall::AfterTool(a) => serde_json::to_value(a),
-            HookCall::BeforeModel(a) => serde_json::to_value(a),
-            HookCall::OnInput(a) => serde_json::to_value(a),
-            HookCall::OnStop(a) => serde_json::to_value(a),
-            HookCall::OnEvent(a) => serde_json::to_value(a),
-            HookCall::Finish(a) => serde_json::to_value(a),
-        };
         // These types hold only strings, numbers and JSON values: serializing
         // them cannot fail.
-        value.unwrap_or(Value::Null)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// Read a plugin's reply to this call, strictly.
@@ -349,6 +338,23 @@ impl HookCall {
             Hook::OnStop => HookReply::OnStop(OnStopReply::from_json(reply).map_err(bad)?),
             Hook::OnEvent | Hook::Finish => HookReply::Ignored,
         })
+    }
+}
+
+/// A call serializes as its argument alone (for `tools`, the run).
+impl Serialize for HookCall {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HookCall::Tools(run) => run.serialize(serializer),
+            HookCall::CallTool(a) => a.serialize(serializer),
+            HookCall::BeforeTool(a) => a.serialize(serializer),
+            HookCall::AfterTool(a) => a.serialize(serializer),
+            HookCall::BeforeModel(a) => a.serialize(serializer),
+            HookCall::OnInput(a) => a.serialize(serializer),
+            HookCall::OnStop(a) => a.serialize(serializer),
+            HookCall::OnEvent(a) => a.serialize(serializer),
+            HookCall::Finish(a) => a.serialize(serializer),
+        }
     }
 }
 

@@ -33,8 +33,9 @@ pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<HookReply, 
 
 /// The hook's argument as MessagePack bytes.
 pub fn encode_msgpack_args(call: &HookCall) -> Vec<u8> {
-    // Serializing a JSON value to MessagePack cannot fail.
-    rmp_serde::to_vec_named(&call.args_json()).unwrap_or_default()
+    // The arguments hold only strings, numbers and JSON values: encoding
+    // them cannot fail.
+    rmp_serde::to_vec_named(call).unwrap_or_default()
 }
 
 /// Refuse a reply over [`MAX_REPLY_BYTES`].

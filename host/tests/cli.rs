@@ -17,14 +17,24 @@ fn yohost(args: &[&str], cwd: &Path) -> (bool, String) {
         .current_dir(cwd)
         .output()
         .expect("yohost runs");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 fn dylib_dir() -> tempfile::TempDir {
     let dir = plugin_dir();
-    for (name, example) in [("rust-policy", "example_policy"), ("rust-tool", "example_tool")] {
+    for (name, example) in [
+        ("rust-policy", "example_policy"),
+        ("rust-tool", "example_tool"),
+    ] {
         let lib = example_dylib(example);
-        write(dir.path(), &format!("{name}/plugin.toml"), &format!("entry = {:?}", lib.display().to_string()));
+        write(
+            dir.path(),
+            &format!("{name}/plugin.toml"),
+            &format!("entry = {:?}", lib.display().to_string()),
+        );
     }
     dir
 }
@@ -34,21 +44,51 @@ fn check_json_lists_loaded_and_refused_plugins_with_reasons() {
     let dir = dylib_dir();
     write(dir.path(), "broken.so", "not a library");
     write(dir.path(), "mystery.xyz", "?");
-    let (ok, stdout) = yohost(&["check", "--json", dir.path().to_str().unwrap()], dir.path());
+    let (ok, stdout) = yohost(
+        &["check", "--json", dir.path().to_str().unwrap()],
+        dir.path(),
+    );
     assert!(ok);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let plugins = doc["plugins"].as_array().unwrap();
-    let find = |name: &str| plugins.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name}: {stdout}"));
+    let find = |name: &str| {
+        plugins
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {stdout}"))
+    };
     assert_eq!(find("rust-policy")["status"], "loaded");
-    assert_eq!(find("rust-policy")["hooks"], serde_json::json!(["before_tool"]));
-    assert_eq!(find("rust-tool")["tools"], serde_json::json!(["word_count"]));
+    assert_eq!(
+        find("rust-policy")["hooks"],
+        serde_json::json!(["before_tool"])
+    );
+    assert_eq!(
+        find("rust-tool")["tools"],
+        serde_json::json!(["word_count"])
+    );
     assert_eq!(find("rust-tool")["engine"], "dylib");
     let broken = find("broken");
     assert_eq!(broken["status"], "refused");
-    assert!(broken["reason"].as_str().unwrap().contains("cannot load the library"));
-    assert!(find("mystery")["reason"].as_str().unwrap().contains("not a plugin"));
+    assert!(broken["reason"]
+        .as_str()
+        .unwrap()
+        .contains("cannot load the library"));
+    assert!(find("mystery")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("not a plugin"));
     for p in plugins {
-        for key in ["name", "file", "engine", "ecosystem", "status", "hooks", "tools", "reason", "warnings"] {
+        for key in [
+            "name",
+            "file",
+            "engine",
+            "ecosystem",
+            "status",
+            "hooks",
+            "tools",
+            "reason",
+            "warnings",
+        ] {
             assert!(p.get(key).is_some(), "{key} in {p}");
         }
     }
@@ -58,18 +98,42 @@ fn check_json_lists_loaded_and_refused_plugins_with_reasons() {
 fn run_prints_the_run_and_plugin_lines_with_the_run_id() {
     let dir = dylib_dir();
     let work = plugin_dir();
-    let (ok, stdout) = yohost(&["run", dir.path().to_str().unwrap(), "--prompt", "go"], work.path());
+    let (ok, stdout) = yohost(
+        &["run", dir.path().to_str().unwrap(), "--prompt", "go"],
+        work.path(),
+    );
     assert!(ok, "{stdout}");
     assert!(stdout.contains("-> word_count"), "{stdout}");
-    assert!(stdout.contains("<- bash [error] Tool call denied: rust-policy"), "{stdout}");
+    assert!(
+        stdout.contains("<- bash [error] Tool call denied: rust-policy"),
+        "{stdout}"
+    );
     assert!(stdout.contains("[rust-tool info run "), "{stdout}");
 
-    let (ok, stdout) = yohost(&["run", dir.path().to_str().unwrap(), "--prompt", "go", "--json"], work.path());
+    let (ok, stdout) = yohost(
+        &[
+            "run",
+            dir.path().to_str().unwrap(),
+            "--prompt",
+            "go",
+            "--json",
+        ],
+        work.path(),
+    );
     assert!(ok);
-    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let run_id = lines[0]["run_id"].as_str().unwrap().to_string();
-    assert!(lines.iter().filter(|l| l.get("type").is_some()).all(|l| l["run_id"] == run_id.as_str()));
-    let log = lines.iter().find(|l| l.get("log").is_some()).expect("a plugin log line");
+    assert!(lines
+        .iter()
+        .filter(|l| l.get("type").is_some())
+        .all(|l| l["run_id"] == run_id.as_str()));
+    let log = lines
+        .iter()
+        .find(|l| l.get("log").is_some())
+        .expect("a plugin log line");
     assert_eq!(log["log"]["run_id"], run_id.as_str());
     assert_eq!(log["log"]["plugin"], "rust-tool");
     assert!(lines.iter().any(|l| l["type"] == "agentEnd"));

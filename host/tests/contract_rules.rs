@@ -45,7 +45,9 @@ async fn the_first_deny_ends_the_before_tool_chain() {
     let flag = later_called.clone();
     let host = host(vec![
         plugin("denier", 1, &[Hook::BeforeTool], |_| {
-            Ok(HookReply::BeforeTool(BeforeToolReply::Deny("denier says no".into())))
+            Ok(HookReply::BeforeTool(BeforeToolReply::Deny(
+                "denier says no".into(),
+            )))
         }),
         plugin("later", 2, &[Hook::BeforeTool], move |_| {
             *flag.lock().unwrap() = true;
@@ -55,8 +57,14 @@ async fn the_first_deny_ends_the_before_tool_chain() {
     let (agent, _) = scripted(vec![call("echo", json!({"text": "x"})), text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "go").await);
-    assert!(results[0].2 && results[0].1.contains("denier says no"), "{results:?}");
-    assert!(!*later_called.lock().unwrap(), "no plugin runs after a deny");
+    assert!(
+        results[0].2 && results[0].1.contains("denier says no"),
+        "{results:?}"
+    );
+    assert!(
+        !*later_called.lock().unwrap(),
+        "no plugin runs after a deny"
+    );
 }
 
 #[tokio::test]
@@ -72,7 +80,11 @@ async fn a_rewrite_feeds_the_next_policy_which_sees_what_the_user_asked() {
         }),
         plugin("watcher", 2, &[Hook::BeforeTool], move |call| {
             if let HookCall::BeforeTool(a) = call {
-                log.lock().unwrap().push((a.args.clone(), a.user_request.clone(), a.latest_user_text.clone()));
+                log.lock().unwrap().push((
+                    a.args.clone(),
+                    a.user_request.clone(),
+                    a.latest_user_text.clone(),
+                ));
             }
             Ok(HookReply::BeforeTool(BeforeToolReply::Allow))
         }),
@@ -108,18 +120,27 @@ async fn after_tool_filters_chain_and_a_failing_filter_withholds_the_output() {
         plugin("first", 1, &[Hook::AfterTool], redact("secret", "[one]")),
         plugin("second", 2, &[Hook::AfterTool], redact("[one]", "[two]")),
     ]);
-    let (agent, _) = scripted(vec![call("echo", json!({"text": "a secret"})), text("done")]);
+    let (agent, _) = scripted(vec![
+        call("echo", json!({"text": "a secret"})),
+        text("done"),
+    ]);
     let mut agent = agent.with_extension(chained.extension());
     assert_eq!(tool_results(&run(&mut agent, "go").await)[0].1, "a [two]");
 
     let failing = host(vec![plugin("leaky", 1, &[Hook::AfterTool], |_| {
         Err(CallError::Crashed("filter exploded".into()))
     })]);
-    let (agent, requests) = scripted(vec![call("echo", json!({"text": "a secret"})), text("done")]);
+    let (agent, requests) = scripted(vec![
+        call("echo", json!({"text": "a secret"})),
+        text("done"),
+    ]);
     let mut agent = agent.with_extension(failing.extension());
     let results = tool_results(&run(&mut agent, "go").await);
     assert!(results[0].2, "{results:?}");
-    assert!(!results[0].1.contains("secret"), "the output is withheld: {results:?}");
+    assert!(
+        !results[0].1.contains("secret"),
+        "the output is withheld: {results:?}"
+    );
     assert!(results[0].1.contains("plugin 'leaky'"), "{results:?}");
     let requests = requests.lock().unwrap();
     let tool_result_texts: Vec<String> = requests[1]
@@ -130,12 +151,16 @@ async fn after_tool_filters_chain_and_a_failing_filter_withholds_the_output() {
         })
         .collect();
     assert_eq!(tool_result_texts.len(), 1);
-    assert!(!tool_result_texts[0].contains("secret"), "the model never sees it: {tool_result_texts:?}");
+    assert!(
+        !tool_result_texts[0].contains("secret"),
+        "the model never sees it: {tool_result_texts:?}"
+    );
 }
 
 #[tokio::test]
 async fn before_model_notes_are_joined_and_the_first_stop_ends_the_run() {
-    let note = |n: &'static str| move |_| Ok(HookReply::BeforeModel(BeforeModelReply::Note(n.into())));
+    let note =
+        |n: &'static str| move |_| Ok(HookReply::BeforeModel(BeforeModelReply::Note(n.into())));
     let notes = host(vec![
         plugin("a", 1, &[Hook::BeforeModel], note("note one")),
         plugin("b", 2, &[Hook::BeforeModel], note("note two")),
@@ -147,7 +172,9 @@ async fn before_model_notes_are_joined_and_the_first_stop_ends_the_run() {
     assert!(sent.contains("note one\nnote two"), "{sent}");
 
     let stopper = host(vec![plugin("stopper", 1, &[Hook::BeforeModel], |_| {
-        Ok(HookReply::BeforeModel(BeforeModelReply::Stop("budget spent".into())))
+        Ok(HookReply::BeforeModel(BeforeModelReply::Stop(
+            "budget spent".into(),
+        )))
     })]);
     let (agent, requests) = scripted(vec![text("never")]);
     let mut agent = agent.with_extension(stopper.extension());
@@ -158,16 +185,24 @@ async fn before_model_notes_are_joined_and_the_first_stop_ends_the_run() {
 
 #[tokio::test]
 async fn on_input_rejects_and_a_failing_check_rejects_too() {
-    let rejecter = host(vec![plugin("gate", 1, &[Hook::OnInput], |call| match call {
-        HookCall::OnInput(a) if a.text.contains("password") => {
-            Ok(HookReply::OnInput(OnInputReply::Reject("no secrets in prompts".into())))
-        }
-        _ => Ok(HookReply::OnInput(OnInputReply::Pass)),
-    })]);
+    let rejecter = host(vec![plugin(
+        "gate",
+        1,
+        &[Hook::OnInput],
+        |call| match call {
+            HookCall::OnInput(a) if a.text.contains("password") => Ok(HookReply::OnInput(
+                OnInputReply::Reject("no secrets in prompts".into()),
+            )),
+            _ => Ok(HookReply::OnInput(OnInputReply::Pass)),
+        },
+    )]);
     let (agent, requests) = scripted(vec![text("ok")]);
     let mut agent = agent.with_extension(rejecter.extension());
     let events = run(&mut agent, "my password is hunter2").await;
-    assert_eq!(input_rejection(&events).as_deref(), Some("no secrets in prompts"));
+    assert_eq!(
+        input_rejection(&events).as_deref(),
+        Some("no secrets in prompts")
+    );
     assert!(requests.lock().unwrap().is_empty());
 
     let broken = host(vec![plugin("broken-gate", 1, &[Hook::OnInput], |_| {
@@ -182,12 +217,17 @@ async fn on_input_rejects_and_a_failing_check_rejects_too() {
 
 #[tokio::test]
 async fn on_stop_continues_the_run_and_a_required_failure_fails_it() {
-    let verifier = host(vec![plugin("verifier", 1, &[Hook::OnStop], |call| match call {
-        HookCall::OnStop(a) if !a.answer.contains("tests pass") => {
-            Ok(HookReply::OnStop(OnStopReply::Continue("run the tests first".into())))
-        }
-        _ => Ok(HookReply::OnStop(OnStopReply::Accept)),
-    })]);
+    let verifier = host(vec![plugin(
+        "verifier",
+        1,
+        &[Hook::OnStop],
+        |call| match call {
+            HookCall::OnStop(a) if !a.answer.contains("tests pass") => Ok(HookReply::OnStop(
+                OnStopReply::Continue("run the tests first".into()),
+            )),
+            _ => Ok(HookReply::OnStop(OnStopReply::Accept)),
+        },
+    )]);
     let (agent, requests) = scripted(vec![text("done"), text("done, tests pass")]);
     let mut agent = agent.with_extension(verifier.extension());
     let events = run(&mut agent, "fix it").await;
@@ -229,43 +269,80 @@ async fn every_plugin_sees_every_event_in_order_and_every_finish_runs() {
     let events = run(&mut agent, "go").await;
     let seen = seen.lock().unwrap();
     for name in ["a", "b"] {
-        let mine: Vec<&String> = seen.iter().filter(|(n, _)| n == name).map(|(_, e)| e).collect();
-        assert_eq!(mine.last().map(|s| s.as_str()), Some("finish:completed"), "{mine:?}");
-        let observed: Vec<&str> = mine.iter().map(|s| s.as_str()).filter(|s| !s.starts_with("finish")).collect();
+        let mine: Vec<&String> = seen
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, e)| e)
+            .collect();
+        assert_eq!(
+            mine.last().map(|s| s.as_str()),
+            Some("finish:completed"),
+            "{mine:?}"
+        );
+        let observed: Vec<&str> = mine
+            .iter()
+            .map(|s| s.as_str())
+            .filter(|s| !s.starts_with("finish"))
+            .collect();
         let emitted: Vec<String> = events
             .iter()
-            .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_string())
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .filter(|t| observed.contains(&t.as_str()))
             .collect();
         assert!(observed.contains(&"toolExecutionEnd"), "{observed:?}");
-        assert_eq!(observed, emitted.iter().map(|s| s.as_str()).collect::<Vec<_>>(), "in order");
+        assert_eq!(
+            observed,
+            emitted.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "in order"
+        );
     }
 }
 
-fn tool_plugin(name: &'static str, priority: i64, tool: &'static str, reply: &'static str) -> yohost::LoadedPlugin {
-    plugin(name, priority, &[Hook::Tools, Hook::CallTool], move |call| match call {
-        HookCall::Tools(_) => Ok(HookReply::Tools(vec![ToolSpec {
-            name: tool.into(),
-            description: "a tool".into(),
-            parameters: json!({"type": "object"}),
-            label: None,
-        }])),
-        HookCall::CallTool(_) if reply == "image" => Ok(HookReply::CallTool(ToolReply {
-            content: vec![
-                ContentBlock::text("a pixel"),
-                ContentBlock::Image { data: PNG_1X1.into(), mime_type: "image/png".into() },
-            ],
-            details: json!({"w": 1}),
-            is_error: false,
-        })),
-        HookCall::CallTool(_) if reply == "svg" => Ok(HookReply::CallTool(ToolReply {
-            content: vec![ContentBlock::Image { data: "PHN2Zz4=".into(), mime_type: "image/svg+xml".into() }],
-            details: json!(null),
-            is_error: false,
-        })),
-        HookCall::CallTool(_) => Ok(HookReply::CallTool(ToolReply::text(reply))),
-        _ => unreachable!(),
-    })
+fn tool_plugin(
+    name: &'static str,
+    priority: i64,
+    tool: &'static str,
+    reply: &'static str,
+) -> yohost::LoadedPlugin {
+    plugin(
+        name,
+        priority,
+        &[Hook::Tools, Hook::CallTool],
+        move |call| match call {
+            HookCall::Tools(_) => Ok(HookReply::Tools(vec![ToolSpec {
+                name: tool.into(),
+                description: "a tool".into(),
+                parameters: json!({"type": "object"}),
+                label: None,
+            }])),
+            HookCall::CallTool(_) if reply == "image" => Ok(HookReply::CallTool(ToolReply {
+                content: vec![
+                    ContentBlock::text("a pixel"),
+                    ContentBlock::Image {
+                        data: PNG_1X1.into(),
+                        mime_type: "image/png".into(),
+                    },
+                ],
+                details: json!({"w": 1}),
+                is_error: false,
+            })),
+            HookCall::CallTool(_) if reply == "svg" => Ok(HookReply::CallTool(ToolReply {
+                content: vec![ContentBlock::Image {
+                    data: "PHN2Zz4=".into(),
+                    mime_type: "image/svg+xml".into(),
+                }],
+                details: json!(null),
+                is_error: false,
+            })),
+            HookCall::CallTool(_) => Ok(HookReply::CallTool(ToolReply::text(reply))),
+            _ => unreachable!(),
+        },
+    )
 }
 
 #[tokio::test]
@@ -300,17 +377,29 @@ async fn images_cross_both_ways_and_a_disallowed_image_is_a_failure() {
             Ok(HookReply::AfterTool(AfterToolReply::default()))
         }),
     ]);
-    let (agent, _) = scripted(vec![call("snap", json!({})), call("draw", json!({})), text("done")]);
+    let (agent, _) = scripted(vec![
+        call("snap", json!({})),
+        call("draw", json!({})),
+        text("done"),
+    ]);
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "go").await;
     let snap = events.iter().find_map(|e| match e {
-        yoagent::AgentEvent::ToolExecutionEnd { tool_name, result, .. } if tool_name == "snap" => Some(result.clone()),
+        yoagent::AgentEvent::ToolExecutionEnd {
+            tool_name, result, ..
+        } if tool_name == "snap" => Some(result.clone()),
         _ => None,
     });
     let snap = snap.unwrap();
-    assert!(matches!(&snap.content[1], yoagent::Content::Image { mime_type, .. } if mime_type == "image/png"));
+    assert!(
+        matches!(&snap.content[1], yoagent::Content::Image { mime_type, .. } if mime_type == "image/png")
+    );
     assert_eq!(snap.details, json!({"w": 1}));
-    assert!(seen_by_filter.lock().unwrap().iter().any(|b| matches!(b, ContentBlock::Image { .. })));
+    assert!(seen_by_filter
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Image { .. })));
     let results = tool_results(&events);
     let draw = results.iter().find(|r| r.0 == "draw").unwrap();
     assert!(draw.2 && draw.1.contains("image/svg+xml"), "{draw:?}");
@@ -321,34 +410,49 @@ async fn extensions_gives_one_extension_per_plugin_named_after_it() {
     let host = host(vec![
         tool_plugin("tools-a", 1, "alpha", "from a"),
         plugin("policy-b", 2, &[Hook::BeforeTool], |_| {
-            Ok(HookReply::BeforeTool(BeforeToolReply::Deny("b denies".into())))
+            Ok(HookReply::BeforeTool(BeforeToolReply::Deny(
+                "b denies".into(),
+            )))
         }),
     ]);
     let extensions = host.extensions();
-    let names: Vec<&str> = extensions.iter().map(|e| yoagent::Extension::name(e)).collect();
+    let names: Vec<&str> = extensions
+        .iter()
+        .map(|e| yoagent::Extension::name(e))
+        .collect();
     assert_eq!(names, ["tools-a", "policy-b"]);
     let (mut agent, _) = scripted(vec![call("alpha", json!({})), text("done")]);
     for extension in extensions {
         agent = agent.with_extension(extension);
     }
     let results = tool_results(&run(&mut agent, "go").await);
-    assert!(results[0].2 && results[0].1.contains("b denies"), "{results:?}");
+    assert!(
+        results[0].2 && results[0].1.contains("b denies"),
+        "{results:?}"
+    );
 }
 
 #[tokio::test]
 async fn as_a_tree_extension_sub_agent_runs_are_gated() {
     let depths: Arc<Mutex<Vec<usize>>> = Arc::default();
     let log = depths.clone();
-    let host = host(vec![plugin("tree-guard", 1, &[Hook::BeforeTool], move |call| match call {
-        HookCall::BeforeTool(a) => {
-            log.lock().unwrap().push(a.run.depth);
-            if a.args["text"] == "forbidden" {
-                return Ok(HookReply::BeforeTool(BeforeToolReply::Deny("not even in a sub-agent".into())));
+    let host = host(vec![plugin(
+        "tree-guard",
+        1,
+        &[Hook::BeforeTool],
+        move |call| match call {
+            HookCall::BeforeTool(a) => {
+                log.lock().unwrap().push(a.run.depth);
+                if a.args["text"] == "forbidden" {
+                    return Ok(HookReply::BeforeTool(BeforeToolReply::Deny(
+                        "not even in a sub-agent".into(),
+                    )));
+                }
+                Ok(HookReply::BeforeTool(BeforeToolReply::Allow))
             }
-            Ok(HookReply::BeforeTool(BeforeToolReply::Allow))
-        }
-        _ => unreachable!(),
-    })]);
+            _ => unreachable!(),
+        },
+    )]);
     let child = yoagent::SubAgentTool::from_provider(
         "helper",
         Arc::new(yoagent::provider::MockProvider::new(vec![
@@ -358,9 +462,18 @@ async fn as_a_tree_extension_sub_agent_runs_are_gated() {
         yoagent::provider::ModelConfig::mock(),
     )
     .with_tools(vec![Arc::new(Echo)]);
-    let (agent, _) = scripted(vec![call("helper", json!({"task": "echo it"})), text("parent done")]);
-    let mut agent = agent.with_sub_agent(child).with_tree_extension(host.extension());
+    let (agent, _) = scripted(vec![
+        call("helper", json!({"task": "echo it"})),
+        text("parent done"),
+    ]);
+    let mut agent = agent
+        .with_sub_agent(child)
+        .with_tree_extension(host.extension());
     let events = run(&mut agent, "delegate").await;
-    assert!(depths.lock().unwrap().contains(&1), "the child's call was judged: {:?}", depths.lock().unwrap());
+    assert!(
+        depths.lock().unwrap().contains(&1),
+        "the child's call was judged: {:?}",
+        depths.lock().unwrap()
+    );
     assert!(tool_results(&events).iter().any(|r| r.0 == "helper"));
 }

@@ -10,12 +10,16 @@ mod support;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use support::*;
-use yohost::PluginHost;
 use yoagent::{AgentTool, Content, ToolContext, ToolError, ToolResult};
+use yohost::PluginHost;
 
 fn install_tagger(dir: &Path) -> PathBuf {
     let lib = example_dylib("fixture_tagger");
-    write(dir, "tagger/plugin.toml", &format!("entry = {:?}", lib.display().to_string()));
+    write(
+        dir,
+        "tagger/plugin.toml",
+        &format!("entry = {:?}", lib.display().to_string()),
+    );
     dir.join("tagger")
 }
 
@@ -54,7 +58,9 @@ impl AgentTool for Remove {
     async fn execute(&self, _: serde_json::Value, _: ToolContext) -> Result<ToolResult, ToolError> {
         std::fs::remove_dir_all(&self.0).map_err(|e| ToolError::Failed(e.to_string()))?;
         Ok(ToolResult {
-            content: vec![Content::Text { text: "removed".into() }],
+            content: vec![Content::Text {
+                text: "removed".into(),
+            }],
             details: json!(null),
         })
     }
@@ -76,14 +82,25 @@ async fn a_running_run_keeps_its_plugins_and_the_next_run_sees_the_removal() {
     let results = tool_results(&run(&mut agent, "go").await);
     assert!(!folder.exists());
     assert_eq!(results[1].1, "hi +tag", "the run keeps its snapshot");
-    assert_eq!(echo_once(&host).await, "hi", "the next run no longer has it");
+    assert_eq!(
+        echo_once(&host).await,
+        "hi",
+        "the next run no longer has it"
+    );
 }
 
 #[tokio::test]
 async fn a_manifest_broken_while_live_is_refused_and_the_others_keep_working() {
     let dir = plugin_dir();
     install_tagger(dir.path());
-    write(dir.path(), "other/plugin.toml", &format!("entry = {:?}", example_dylib("example_policy").display().to_string()));
+    write(
+        dir.path(),
+        "other/plugin.toml",
+        &format!(
+            "entry = {:?}",
+            example_dylib("example_policy").display().to_string()
+        ),
+    );
     let host = PluginHost::open(dir.path()).unwrap();
     assert_eq!(host.plugins().len(), 2);
     write(dir.path(), "tagger/plugin.toml", "entry = [broken");
@@ -91,6 +108,10 @@ async fn a_manifest_broken_while_live_is_refused_and_the_others_keep_working() {
     assert_eq!(echo_once(&host).await, "hi");
     let refused = host.refused();
     assert_eq!(refused.len(), 1);
-    assert!(refused[0].reason.to_string().contains("tagger/plugin.toml"), "{}", refused[0].reason);
+    assert!(
+        refused[0].reason.to_string().contains("tagger/plugin.toml"),
+        "{}",
+        refused[0].reason
+    );
     assert_eq!(host.plugins().len(), 1);
 }

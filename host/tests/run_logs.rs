@@ -33,7 +33,11 @@ async fn plugin_lines_from_two_concurrent_runs_carry_their_own_run_id() {
     let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     let lib = example_dylib("fixture_tagger");
-    write(dir.path(), "tagger/plugin.toml", &format!("entry = {:?}", lib.display().to_string()));
+    write(
+        dir.path(),
+        "tagger/plugin.toml",
+        &format!("entry = {:?}", lib.display().to_string()),
+    );
     let host = PluginHost::open(dir.path()).unwrap();
 
     let make = |word: &str, ids: Arc<Mutex<Vec<String>>>| {
@@ -42,7 +46,9 @@ async fn plugin_lines_from_two_concurrent_runs_carry_their_own_run_id() {
             call("echo", json!({"text": word})),
             text("done"),
         ]);
-        agent.with_extension(RunIds(ids)).with_extension(host.extension())
+        agent
+            .with_extension(RunIds(ids))
+            .with_extension(host.extension())
     };
     let alpha_ids = Arc::new(Mutex::new(Vec::new()));
     let beta_ids = Arc::new(Mutex::new(Vec::new()));
@@ -57,7 +63,11 @@ async fn plugin_lines_from_two_concurrent_runs_carry_their_own_run_id() {
     assert_eq!(lines.len(), 4, "{lines:?}");
     for line in &lines {
         let message = line["fields"]["message"].as_str().unwrap();
-        let expected = if message.contains("alpha") { &alpha_id } else { &beta_id };
+        let expected = if message.contains("alpha") {
+            &alpha_id
+        } else {
+            &beta_id
+        };
         assert_eq!(line["fields"]["run_id"], json!(expected), "{line}");
         assert_eq!(line["fields"]["plugin"], "tagger");
         let span = &line["span"];

@@ -18,6 +18,7 @@ use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use yohost_contract::abi::{self, Buffer, HostApi, PluginEntry};
 use yohost_contract::{Hook, HookCall, HookReply, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
@@ -156,7 +157,7 @@ impl Worker {
             .name(format!("yohost-dylib-{name}"))
             .spawn(move || {
                 let _library = library; // keep the code loaded while this thread may run it
-                for job in queue {
+                while let Some(job) = next_job(&queue) {
                     let reply = tracing::dispatcher::with_default(&job.dispatch, || {
                         let _span = job.span.enter();
                         call_native(table, &plugin, &job.call)
@@ -166,6 +167,26 @@ impl Worker {
             })?;
         Ok(Worker { jobs })
     }
+}
+
+/// How long a worker spins for the next job before it sleeps, and a caller
+/// spins for its reply before it yields: a call then crosses threads without
+/// waking a sleeping one, which costs microseconds. Both are short, so an
+/// idle plugin costs no CPU.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// The next job, spinning briefly before blocking; `None` when the worker is
+/// retired (its sender dropped).
+fn next_job(queue: &std::sync::mpsc::Receiver<Job>) -> Option<Job> {
+    let spin_until = Instant::now() + SPIN;
+    while Instant::now() < spin_until {
+        match queue.try_recv() {
+            Ok(job) => return Some(job),
+            Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+        }
+    }
+    queue.recv().ok()
 }
 
 /// Retires the worker if the call it guards is abandoned before it ends.
@@ -268,7 +289,7 @@ fn call_native(
 #[async_trait::async_trait]
 impl PluginRun for DylibRun {
     async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
-        let (reply, answer) = oneshot::channel();
+        let (reply, mut answer) = oneshot::channel();
         let job = Job {
             call,
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
@@ -293,9 +314,21 @@ impl PluginRun for DylibRun {
             worker: &self.worker,
             done: false,
         };
-        let reply = answer
-            .await
-            .unwrap_or_else(|_| Err(CallError::Crashed("its worker thread stopped".into())));
+        let spin_until = Instant::now() + SPIN;
+        let reply = loop {
+            match answer.try_recv() {
+                Ok(reply) => break Ok(reply),
+                Err(oneshot::error::TryRecvError::Closed) => break Err(()),
+                Err(oneshot::error::TryRecvError::Empty) if Instant::now() < spin_until => {
+                    std::hint::spin_loop()
+                }
+                Err(oneshot::error::TryRecvError::Empty) => {
+                    break (&mut answer).await.map_err(|_| ())
+                }
+            }
+        };
+        let reply =
+            reply.unwrap_or_else(|()| Err(CallError::Crashed("its worker thread stopped".into())));
         guard.done = true;
         reply
     }
