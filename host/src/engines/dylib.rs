@@ -263,7 +263,9 @@ fn call_native(
         .position(|h| *h == call.hook())
         .unwrap_or(0) as u32;
     let mut out = Buffer::EMPTY;
-    let status = (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out);
+    // SAFETY: `host`, `input` and `out` are valid for the whole call, as the
+    // ABI requires.
+    let status = unsafe { (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out) };
     let bytes = if out.ptr.is_null() {
         Vec::new()
     } else {
