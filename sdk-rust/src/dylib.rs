@@ -1,25 +1,10 @@
 //! The dylib side of the C ABI (see `yohost_contract::abi`). Used through
 //! [`export_plugin!`](crate::export_plugin); not called directly.
 
-use crate::{dispatch, Plugin};
+use crate::{dispatch, instance, Plugin};
 pub use yohost_contract::abi::PluginEntry;
 use yohost_contract::abi::{Buffer, HostApi, STATUS_ERROR, STATUS_OK, STATUS_PANIC};
 use yohost_contract::Hook;
-
-/// The plugin value of this library, made on first use.
-fn instance<P: Plugin>() -> &'static P {
-    use std::any::{Any, TypeId};
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static INSTANCES: OnceLock<Mutex<HashMap<TypeId, &'static (dyn Any + Send + Sync)>>> =
-        OnceLock::new();
-    let map = INSTANCES.get_or_init(Default::default);
-    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-    let any = *map
-        .entry(TypeId::of::<P>())
-        .or_insert_with(|| Box::leak(Box::new(P::default())));
-    any.downcast_ref::<P>().expect("one instance per type")
-}
 
 /// Hand `bytes` to the host; it gives them back through [`free`].
 fn give(bytes: Vec<u8>, out: *mut Buffer) {
@@ -34,6 +19,9 @@ fn give(bytes: Vec<u8>, out: *mut Buffer) {
 }
 
 /// The entry table's `call`: decode, dispatch, encode, with panics caught.
+// The pointers are valid by the ABI's contract with the host, which is the
+// only caller; the function must stay safe to fit the entry table's type.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub extern "C" fn call<P: Plugin>(
     host: *const HostApi,
     hook: u32,
