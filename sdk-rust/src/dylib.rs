@@ -1,25 +1,10 @@
 //! The dylib side of the C ABI (see `yohost_contract::abi`). Used through
 //! [`export_plugin!`](crate::export_plugin); not called directly.
 
-use crate::{dispatch, Plugin};
+use crate::{dispatch, instance, Plugin};
 pub use yohost_contract::abi::PluginEntry;
 use yohost_contract::abi::{Buffer, HostApi, STATUS_ERROR, STATUS_OK, STATUS_PANIC};
 use yohost_contract::Hook;
-
-/// The plugin value of this library, made on first use.
-fn instance<P: Plugin>() -> &'static P {
-    use std::any::{Any, TypeId};
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static INSTANCES: OnceLock<Mutex<HashMap<TypeId, &'static (dyn Any + Send + Sync)>>> =
-        OnceLock::new();
-    let map = INSTANCES.get_or_init(Default::default);
-    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-    let any = *map
-        .entry(TypeId::of::<P>())
-        .or_insert_with(|| Box::leak(Box::new(P::default())));
-    any.downcast_ref::<P>().expect("one instance per type")
-}
 
 /// Hand `bytes` to the host; it gives them back through [`free`].
 fn give(bytes: Vec<u8>, out: *mut Buffer) {
@@ -131,7 +116,10 @@ mod tests {
         };
         let input = rmp_serde::to_vec_named(&args).unwrap();
         let mut out = Buffer::EMPTY;
-        let hook = Hook::ALL.iter().position(|h| *h == Hook::BeforeTool).unwrap() as u32;
+        let hook = Hook::ALL
+            .iter()
+            .position(|h| *h == Hook::BeforeTool)
+            .unwrap() as u32;
         // SAFETY: every pointer is valid for the call.
         let status = unsafe { call::<Denier>(&host, hook, input.as_ptr(), input.len(), &mut out) };
         // The host copies the bytes out, then hands the buffer back once.
@@ -146,15 +134,24 @@ mod tests {
         assert_eq!(status, STATUS_OK);
         let reply: serde_json::Value = rmp_serde::from_slice(&bytes).unwrap();
         assert_eq!(reply, serde_json::json!({"deny": "no bash"}));
-        assert!(LOGGED.load(Ordering::SeqCst) >= "judging".len(), "the log went to the host");
+        assert!(
+            LOGGED.load(Ordering::SeqCst) >= "judging".len(),
+            "the log went to the host"
+        );
         free(Buffer::EMPTY); // an empty buffer owns nothing
     }
 
     #[test]
     fn errors_and_panics_come_back_as_statuses_with_messages() {
         let (status, bytes) = call_with("error");
-        assert_eq!((status, bytes.as_slice()), (STATUS_ERROR, b"cannot".as_slice()));
+        assert_eq!(
+            (status, bytes.as_slice()),
+            (STATUS_ERROR, b"cannot".as_slice())
+        );
         let (status, bytes) = call_with("panic");
-        assert_eq!((status, bytes.as_slice()), (STATUS_PANIC, b"boom".as_slice()));
+        assert_eq!(
+            (status, bytes.as_slice()),
+            (STATUS_PANIC, b"boom".as_slice())
+        );
     }
 }
