@@ -42,7 +42,11 @@ fn install_example(dir: &Path, name: &str) {
     for entry in std::fs::read_dir(&from).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
-        write(dir, &format!("{name}/{}", path.file_name().unwrap().to_str().unwrap()), &text);
+        write(
+            dir,
+            &format!("{name}/{}", path.file_name().unwrap().to_str().unwrap()),
+            &text,
+        );
     }
 }
 
@@ -60,7 +64,10 @@ async fn every_hook_kind_works_from_typescript() {
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
     assert_eq!(report[0].status, Status::Loaded, "{report:?}");
-    assert_eq!(report[0].name, "every-hook", "the plugin's own name is used");
+    assert_eq!(
+        report[0].name, "every-hook",
+        "the plugin's own name is used"
+    );
     assert_eq!(report[0].tools, ["shout"]);
 
     let (agent, requests) = scripted(vec![
@@ -73,15 +80,25 @@ async fn every_hook_kind_works_from_typescript() {
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "do things").await;
     let results = tool_results(&events);
-    assert_eq!(results[0], ("shout".into(), "HELLO!".into(), false), "call_tool");
+    assert_eq!(
+        results[0],
+        ("shout".into(), "HELLO!".into(), false),
+        "call_tool"
+    );
     assert_eq!(
         results[1],
         ("echo".into(), "rewritten | (filtered)".into(), false),
         "before_tool rewrote and after_tool filtered"
     );
-    assert!(results[2].2 && results[2].1.contains("every-hook: denied"), "{results:?}");
+    assert!(
+        results[2].2 && results[2].1.contains("every-hook: denied"),
+        "{results:?}"
+    );
     let requests = requests.lock().unwrap().clone();
-    assert!(format!("{:?}", requests[0]).contains("every-hook sees"), "before_model's note");
+    assert!(
+        format!("{:?}", requests[0]).contains("every-hook sees"),
+        "before_model's note"
+    );
     assert_eq!(requests.len(), 5, "on_stop continued once");
     assert!(last_user_text(&requests[4]).contains("every-hook: try harder"));
 
@@ -91,16 +108,24 @@ async fn every_hook_kind_works_from_typescript() {
         .map(|l| l["fields"]["message"].as_str().unwrap_or("").to_string())
         .collect();
     assert!(messages.contains(&"shouting".to_string()), "{messages:?}");
-    assert!(messages.contains(&"event toolExecutionEnd".to_string()), "on_event: {messages:?}");
     assert!(
-        messages.iter().any(|m| m.starts_with("finished: completed after ") && !m.ends_with(" 0 events")),
+        messages.contains(&"event toolExecutionEnd".to_string()),
+        "on_event: {messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("finished: completed after ") && !m.ends_with(" 0 events")),
         "finish, after the events: {messages:?}"
     );
 
     let (agent, requests) = scripted(vec![text("never sent")]);
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "a forbidden prompt").await;
-    assert_eq!(input_rejection(&events).as_deref(), Some("every-hook: forbidden word"));
+    assert_eq!(
+        input_rejection(&events).as_deref(),
+        Some("every-hook: forbidden word")
+    );
     assert!(requests.lock().unwrap().is_empty());
 }
 
@@ -111,15 +136,29 @@ async fn an_async_before_tool_awaiting_a_timer_decides_the_call() {
     let host = PluginHost::open(dir.path()).unwrap();
     let started = std::time::Instant::now();
     let results = echo_through(&host, "slow-deny").await;
-    assert!(started.elapsed() >= std::time::Duration::from_millis(30), "the timer was awaited");
-    assert!(results[0].2 && results[0].1.contains("slow-policy: denied after thinking"), "{results:?}");
-    assert_eq!(echo_through(&host, "fine").await[0], ("echo".into(), "fine".into(), false));
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(30),
+        "the timer was awaited"
+    );
+    assert!(
+        results[0].2 && results[0].1.contains("slow-policy: denied after thinking"),
+        "{results:?}"
+    );
+    assert_eq!(
+        echo_through(&host, "fine").await[0],
+        ("echo".into(), "fine".into(), false)
+    );
 }
 
 /// The hostile fixture, with a short `before_tool` timeout.
 fn hostile_host() -> (tempfile::TempDir, PluginHost) {
     let dir = plugin_dir();
-    install(dir.path(), "hostile", "hostile.ts", "[timeouts]\nbefore_tool = 300");
+    install(
+        dir.path(),
+        "hostile",
+        "hostile.ts",
+        "[timeouts]\nbefore_tool = 300",
+    );
     let host = PluginHost::open(dir.path()).unwrap();
     (dir, host)
 }
@@ -132,12 +171,22 @@ async fn fails_closed(behaviour: &str, expected: &str) {
     assert_eq!(results.len(), 1);
     let (_, message, is_error) = &results[0];
     assert!(is_error, "{behaviour}: the call is denied");
-    assert!(message.contains("plugin 'hostile'"), "{behaviour}: {message}");
+    assert!(
+        message.contains("plugin 'hostile'"),
+        "{behaviour}: {message}"
+    );
     assert!(message.contains(expected), "{behaviour}: {message}");
     let started = std::time::Instant::now();
     let results = echo_through(&host, "fine").await;
-    assert_eq!(results[0], ("echo".into(), "fine".into(), false), "after {behaviour}");
-    assert!(started.elapsed() < std::time::Duration::from_millis(250), "the engine is free again");
+    assert_eq!(
+        results[0],
+        ("echo".into(), "fine".into(), false),
+        "after {behaviour}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(250),
+        "the engine is free again"
+    );
 }
 
 #[tokio::test]
@@ -180,7 +229,10 @@ async fn importing_node_fs_is_refused_naming_the_import() {
     let report = host.report().await;
     assert_eq!(report[0].status, Status::Refused);
     let reason = report[0].reason.as_deref().unwrap();
-    assert!(reason.contains("\"node:fs\"") && reason.contains("not available"), "{reason}");
+    assert!(
+        reason.contains("\"node:fs\"") && reason.contains("not available"),
+        "{reason}"
+    );
 }
 
 #[tokio::test]
@@ -194,7 +246,10 @@ async fn a_syntax_error_is_refused_naming_file_and_line_and_others_load() {
     let broken = report.iter().find(|r| r.name == "broken").unwrap();
     assert_eq!(broken.status, Status::Refused);
     let reason = broken.reason.as_deref().unwrap();
-    assert!(reason.contains("broken.ts:3:"), "names the file and line: {reason}");
+    assert!(
+        reason.contains("broken.ts:3:"),
+        "names the file and line: {reason}"
+    );
     let slow = report.iter().find(|r| r.name == "slow").unwrap();
     assert_eq!(slow.status, Status::Loaded);
 }
@@ -202,7 +257,10 @@ async fn a_syntax_error_is_refused_naming_file_and_line_and_others_load() {
 #[test]
 fn log_lines_carry_the_run_id_of_each_of_two_concurrent_runs() {
     let (logs, _guard) = capture_logs();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let dir = plugin_dir();
     install(dir.path(), "slow", "slow_policy.ts", "");
     let host = PluginHost::open(dir.path()).unwrap();
@@ -236,7 +294,11 @@ fn log_lines_carry_the_run_id_of_each_of_two_concurrent_runs() {
     let b = run_of("before await: run-b");
     assert!(!a.is_empty() && !b.is_empty());
     assert_ne!(a, b);
-    assert_eq!(run_of("after await: run-a"), a, "after await, with run b in flight");
+    assert_eq!(
+        run_of("after await: run-a"),
+        a,
+        "after await, with run b in flight"
+    );
     assert_eq!(run_of("after await: run-b"), b);
     assert_eq!(run_of("console before await: run-a"), a, "console.log");
     assert_eq!(run_of("console before await: run-b"), b);
@@ -255,9 +317,15 @@ async fn the_environment_is_only_what_the_manifest_grants() {
     );
     let host = PluginHost::open(dir.path()).unwrap();
     let message = echo_through(&host, "x").await[0].1.clone();
-    assert!(message.contains(r#"env: {"YOHOST_JS_TEST_GRANTED":"visible"}"#), "{message}");
+    assert!(
+        message.contains(r#"env: {"YOHOST_JS_TEST_GRANTED":"visible"}"#),
+        "{message}"
+    );
     assert!(!message.contains("hidden"), "{message}");
-    assert!(message.contains("process: undefined; require: undefined"), "{message}");
+    assert!(
+        message.contains("process: undefined; require: undefined"),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -268,19 +336,38 @@ async fn the_typescript_examples_work() {
     }
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
-    assert!(report.iter().all(|r| r.status == Status::Loaded), "{report:?}");
+    assert!(
+        report.iter().all(|r| r.status == Status::Loaded),
+        "{report:?}"
+    );
 
     let (agent, _) = scripted(vec![
         call("bash", json!({"command": "rm -rf /"})),
         call("word_count", json!({"text": "one two\nthree"})),
-        call("echo", json!({"text": "key sk-abcdefghijkl and password: hunter2"})),
+        call(
+            "echo",
+            json!({"text": "key sk-abcdefghijkl and password: hunter2"}),
+        ),
         text("done"),
     ]);
     let mut agent = agent
-        .with_tools(vec![Box::new(Echo), Box::new(yoagent::tools::bash::BashTool::new())])
+        .with_tools(vec![
+            Box::new(Echo),
+            Box::new(yoagent::tools::bash::BashTool::new()),
+        ])
         .with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "go").await);
-    assert!(results[0].2 && results[0].1.contains("ts-policy: `rm -rf` is not allowed"), "{results:?}");
-    assert_eq!(results[1], ("word_count".into(), "3 words, 2 lines, 13 characters".into(), false));
+    assert!(
+        results[0].2 && results[0].1.contains("ts-policy: `rm -rf` is not allowed"),
+        "{results:?}"
+    );
+    assert_eq!(
+        results[1],
+        (
+            "word_count".into(),
+            "3 words, 2 lines, 13 characters".into(),
+            false
+        )
+    );
     assert_eq!(results[2].1, "key [REDACTED] and [REDACTED]");
 }

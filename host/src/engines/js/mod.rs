@@ -59,8 +59,8 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
 /// engine thread, evaluate it and read its hooks.
 pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadError> {
     let path = candidate.entry.clone();
-    let modules = gather(candidate.base_dir(), &candidate.entry, flavor.builtins).map_err(
-        |e| match e {
+    let modules =
+        gather(candidate.base_dir(), &candidate.entry, flavor.builtins).map_err(|e| match e {
             GatherError::Invalid(message) => LoadError::Invalid {
                 path: path.clone(),
                 message,
@@ -69,8 +69,7 @@ pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadEr
                 path: path.clone(),
                 message,
             },
-        },
-    )?;
+        })?;
     let capabilities = &candidate.manifest.capabilities;
     let env = capabilities
         .env
@@ -87,11 +86,10 @@ pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadEr
         default_name: candidate.name.clone(),
         name_is_fixed: candidate.named_by_manifest,
     };
-    let (instance, started) =
-        runtime::start(program).map_err(|message| LoadError::Invalid {
-            path: path.clone(),
-            message,
-        })?;
+    let (instance, started) = runtime::start(program).map_err(|message| LoadError::Invalid {
+        path: path.clone(),
+        message,
+    })?;
     let hooks = started
         .hooks
         .iter()

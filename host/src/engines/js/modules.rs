@@ -80,8 +80,7 @@ pub fn gather(
             .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", file.display())))?;
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
-            let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier)
-            {
+            let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
                 set.sources
                     .entry(builtin.specifier.to_string())
                     .or_insert_with(|| builtin.source.to_string());
@@ -127,16 +126,17 @@ fn relative(base_dir: &Path, from: &Path, specifier: &str) -> Result<PathBuf, Ga
         with_ext.push(format!(".{ext}"));
         PathBuf::from(with_ext)
     }));
-    tries.extend(EXTENSIONS.iter().map(|ext| joined.join(format!("index.{ext}"))));
-    tries
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            GatherError::Invalid(format!(
-                "{} imports \"{specifier}\", but there is no such file",
-                from.display()
-            ))
-        })
+    tries.extend(
+        EXTENSIONS
+            .iter()
+            .map(|ext| joined.join(format!("index.{ext}"))),
+    );
+    tries.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        GatherError::Invalid(format!(
+            "{} imports \"{specifier}\", but there is no such file",
+            from.display()
+        ))
+    })
 }
 
 /// `path` without `.` and `..` components (it need not exist).
@@ -201,12 +201,23 @@ mod tests {
         let plugin = dir.path().join("p");
         std::fs::create_dir(&plugin).unwrap();
         std::fs::write(dir.path().join("secret.ts"), "export const s = 1;").unwrap();
-        std::fs::write(plugin.join("a.ts"), "import fs from \"node:fs\"; fs.readFileSync(\"/etc/passwd\");").unwrap();
-        std::fs::write(plugin.join("b.ts"), "import { s } from \"../secret.ts\"; console.log(s);").unwrap();
+        std::fs::write(
+            plugin.join("a.ts"),
+            "import fs from \"node:fs\"; fs.readFileSync(\"/etc/passwd\");",
+        )
+        .unwrap();
+        std::fs::write(
+            plugin.join("b.ts"),
+            "import { s } from \"../secret.ts\"; console.log(s);",
+        )
+        .unwrap();
         let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join("a.ts"), &[SDK]) else {
             panic!("node:fs must be refused");
         };
-        assert!(why.contains("\"node:fs\"") && why.contains("yohost"), "{why}");
+        assert!(
+            why.contains("\"node:fs\"") && why.contains("yohost"),
+            "{why}"
+        );
         let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join("b.ts"), &[SDK]) else {
             panic!("an escape must be refused");
         };

@@ -155,6 +155,9 @@ struct InFlight {
     span: tracing::Span,
 }
 
+/// A pending timer: when it is due, its id, and the call that set it.
+type Timer = (Instant, u64, Option<u64>);
+
 /// State the host callbacks (called from JavaScript) share with the loop.
 /// The loop never holds a borrow while JavaScript runs.
 #[derive(Default)]
@@ -164,8 +167,8 @@ struct Shared {
     calls: RefCell<HashMap<u64, InFlight>>,
     /// Replies (`Ok(json)`) and failures (`Err(message)`) not yet handled.
     settled: RefCell<Vec<(u64, Result<String, String>)>>,
-    /// (due, timer id, the call that set it).
-    timers: RefCell<BinaryHeap<Reverse<(Instant, u64, Option<u64>)>>>,
+    /// Pending timers, earliest first.
+    timers: RefCell<BinaryHeap<Reverse<Timer>>>,
     /// The call whose code is running, when the loop knows it.
     current: Cell<Option<u64>>,
 }
@@ -185,7 +188,10 @@ impl Shared {
         let level = LogLevel::from_name(level);
         let name = self.name.borrow();
         let calls = self.calls.borrow();
-        match call.or_else(|| self.attributed()).and_then(|id| calls.get(&id)) {
+        match call
+            .or_else(|| self.attributed())
+            .and_then(|id| calls.get(&id))
+        {
             Some(owner) => {
                 let run_id = run_id.unwrap_or_else(|| owner.call.run().run_id.clone());
                 tracing::dispatcher::with_default(&owner.dispatch, || {
@@ -230,7 +236,11 @@ impl Shared {
             .map(|(id, _)| *id)
             .collect();
         for id in gone {
-            let allowed = self.calls.borrow().get(&id).map(|c| c.deadline.saturating_duration_since(c.started));
+            let allowed = self
+                .calls
+                .borrow()
+                .get(&id)
+                .map(|c| c.deadline.saturating_duration_since(c.started));
             self.answer(id, |_| Err(CallError::Timeout(allowed.unwrap_or_default())));
         }
     }
@@ -408,8 +418,8 @@ impl Engine {
             PluginResolver(Arc::clone(&modules)),
             PluginLoader(Arc::clone(&modules)),
         );
-        let context =
-            Context::full(&runtime).map_err(|e| format!("cannot create a JavaScript context: {e}"))?;
+        let context = Context::full(&runtime)
+            .map_err(|e| format!("cannot create a JavaScript context: {e}"))?;
         interrupt_at.set(Some(Instant::now() + LOAD_TIMEOUT));
         let loaded: Result<_, String> = context.with(|ctx| {
             let driver = install_driver(&ctx, shared).map_err(|e| format!("internal: {e}"))?;
@@ -418,7 +428,10 @@ impl Engine {
                 if interrupted.get() {
                     format!("loading took longer than {LOAD_TIMEOUT:?}")
                 } else if refused.load(Ordering::Relaxed) {
-                    format!("loading ran out of memory (limit {} bytes)", program.sandbox.memory_bytes)
+                    format!(
+                        "loading ran out of memory (limit {} bytes)",
+                        program.sandbox.memory_bytes
+                    )
                 } else {
                     error_text(&ctx, &describe, e)
                 }
@@ -462,7 +475,11 @@ impl Engine {
         self.interrupted.set(false);
         self.interrupt_at.set(shared.earliest_deadline());
         self.context.with(|ctx| {
-            let driver = self.driver.clone().restore(&ctx).map_err(|e| e.to_string())?;
+            let driver = self
+                .driver
+                .clone()
+                .restore(&ctx)
+                .map_err(|e| e.to_string())?;
             let function: Function = driver.get(name).map_err(|e| e.to_string())?;
             let describe: Function = driver.get("describe").map_err(|e| e.to_string())?;
             f(&ctx, function).map_err(|e| error_text(&ctx, &describe, e))
@@ -522,7 +539,8 @@ fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<
     host.set(
         "timer",
         Function::new(ctx.clone(), move |id: f64, ms: f64| {
-            let due = Instant::now() + Duration::from_secs_f64(ms.clamp(0.0, 1e9) / 1000.0);
+            let ms = if ms > 0.0 { ms.min(1e9) } else { 0.0 }; // NaN is 0
+            let due = Instant::now() + Duration::from_secs_f64(ms / 1000.0);
             let owner = s.attributed();
             s.timers.borrow_mut().push(Reverse((due, id as u64, owner)));
         })?,
@@ -586,7 +604,9 @@ fn serve(
     let mut next_id: u64 = 0;
     loop {
         let request = match shared.next_wake() {
-            None => inbox.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            None => inbox
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
             Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         let now = Instant::now();
@@ -668,7 +688,9 @@ fn fire_timers(engine: &Engine, shared: &Shared) {
             continue;
         }
         shared.current.set(owner);
-        let entered = engine.enter(shared, "fire", |_, fire| fire.call::<_, ()>((timer as f64,)));
+        let entered = engine.enter(shared, "fire", |_, fire| {
+            fire.call::<_, ()>((timer as f64,))
+        });
         shared.current.set(None);
         if let Err(why) = entered {
             fail_entry(engine, shared, owner, why);

@@ -96,11 +96,7 @@ fn located(file: &Path, source: &str, error: &OxcDiagnostic) -> TranspileError {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     TranspileError {
-        message: format!(
-            "{}:{line}:{column}: {}",
-            file.display(),
-            error.message
-        ),
+        message: format!("{}:{line}:{column}: {}", file.display(), error.message),
     }
 }
 
