@@ -156,11 +156,17 @@ mod tests {
     #[tokio::test]
     async fn a_job_runs_on_the_worker_and_an_abandoned_one_retires_it() {
         let slot = WorkerSlot::new("test");
-        let name = slot.run(|| std::thread::current().name().map(String::from)).await.unwrap();
+        let name = slot
+            .run(|| std::thread::current().name().map(String::from))
+            .await
+            .unwrap();
         assert_eq!(name.as_deref(), Some("yohost-test"));
-        let stuck = tokio::time::timeout(Duration::from_millis(50), slot.run(|| {
-            std::thread::sleep(Duration::from_secs(3600));
-        }))
+        let stuck = tokio::time::timeout(
+            Duration::from_millis(50),
+            slot.run(|| {
+                std::thread::sleep(Duration::from_secs(3600));
+            }),
+        )
         .await;
         assert!(stuck.is_err(), "the caller stops waiting");
         // A new worker serves the next call, though the old one is stuck.
