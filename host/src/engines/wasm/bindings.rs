@@ -14,8 +14,8 @@ use crate::error::CallError;
 use crate::logging::{plugin_log, LogLevel};
 use serde_json::{json, Map, Value};
 use wasmtime::Store;
-use yohost::plugin::host::{Host, LogLevel as WitLevel};
-use yohost::plugin::types as wit;
+use self::yohost::plugin::host::{Host, LogLevel as WitLevel};
+use self::yohost::plugin::types as wit;
 use yohost_contract::{ContentBlock, Hook, HookCall, HookReply, ReplyError, RunInfo};
 
 wasmtime::component::bindgen!({
