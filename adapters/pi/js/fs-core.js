@@ -6,7 +6,7 @@
 // embeds this file before fs.js or fs-promises.js, which export from it.
 
 function call(op, path, data) {
-  const fs = globalThis[Symbol.for("yohost.pi.host")]?.fs;
+  const fs = globalThis[Symbol.for("yohost.host")]?.fs;
   if (typeof fs !== "function") throw new Error("node:fs is not available: the host gave this plugin no file access");
   const reply = JSON.parse(fs(op, String(path), data === undefined ? null : String(data)));
   if ("ok" in reply) return reply.ok;
@@ -37,6 +37,10 @@ const mkdirSync = (path) => void call("mkdir", path);
 const readdirSync = (path) => call("readdir", path);
 const statSync = (path) => stats(call("stat", path));
 const accessSync = (path, mode = constants.F_OK) => void call("access", path, mode);
+
+const watch = () => {
+  throw new Error("node:fs.watch is not available: the host does not watch files for plugins");
+};
 
 const later = (fn) => async (...args) => fn(...args);
 const promises = Object.freeze({

@@ -10,6 +10,7 @@ export {
   readdirSync,
   statSync,
   accessSync,
+  watch,
   promises,
 };
 export default {
@@ -22,5 +23,6 @@ export default {
   readdirSync,
   statSync,
   accessSync,
+  watch,
   promises,
 };

@@ -43,7 +43,7 @@ export function resolve(...parts) {
     if (parts[i] !== "") path = path === "" ? parts[i] : `${parts[i]}/${path}`;
   }
   if (!isAbsolute(path)) {
-    const cwd = globalThis[Symbol.for("yohost.pi.host")]?.cwd ?? "/";
+    const cwd = globalThis[Symbol.for("yohost.host")]?.cwd ?? "/";
     path = `${cwd}/${path}`;
   }
   const out = normalizeParts(path.split("/"), true).join("/");

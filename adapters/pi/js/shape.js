@@ -4,10 +4,10 @@
 // refuse the extension, naming what the host cannot honour.
 //
 // The host's services (the working directory, and `exec` when the manifest
-// grants it) are read from `globalThis[Symbol.for("yohost.pi.host")]`.
+// grants it) are read from `globalThis[Symbol.for("yohost.host")]`.
 (async function piShape(factory) {
   "use strict";
-  const host = globalThis[Symbol.for("yohost.pi.host")] ?? {};
+  const host = globalThis[Symbol.for("yohost.host")] ?? {};
 
   // Events whose handlers would rewrite history or the request, or decide
   // something the host never does: the extension is refused.
@@ -94,6 +94,8 @@
   const flags = new Map();
   let loaded = false;
 
+  // A refusal: its message is the reason, without a stack location.
+  const refusal = (message) => Object.assign(new Error(message), { stack: "" });
   const unavailable = (what, why) => () => {
     throw new Error(`${what} is not available in yohost: ${why}`);
   };
@@ -103,7 +105,7 @@
     if (typeof handler !== "function") throw new TypeError(`pi.on("${event}") needs a handler function`);
     if (REFUSED[event]) {
       const why = `listens for \`${event}\`: ${REFUSED[event]}, which the host never lets a plugin do`;
-      if (loaded) throw new Error(`the extension ${why}`);
+      if (loaded) throw refusal(`the pi extension ${why}`);
       refusals.push(why);
       return;
     }
@@ -164,7 +166,7 @@
     registerMessageRenderer: (type) => warnApp(`registers a renderer for \`${type}\` messages`),
     registerProvider(name) {
       const why = `calls \`pi.registerProvider("${name}")\`, which would change the model provider`;
-      if (loaded) throw new Error(`the extension ${why}`);
+      if (loaded) throw refusal(`the pi extension ${why}`);
       refusals.push(why);
     },
     unregisterProvider: unavailable("pi.unregisterProvider", "the host's provider is not the plugin's to change"),
@@ -268,10 +270,10 @@
 
   // --- load -------------------------------------------------------------
   if (typeof factory !== "function") {
-    throw new TypeError("a pi extension's default export must be a function `(pi) => void`");
+    throw refusal("a pi extension's default export must be a function `(pi) => void`");
   }
   const refuse = () => {
-    if (refusals.length > 0) throw new Error(`the pi extension ${refusals.join("; ")}`);
+    if (refusals.length > 0) throw refusal(`the pi extension ${refusals.join("; ")}`);
   };
   await factory(pi);
   refuse();

@@ -2,7 +2,10 @@
 
 export function fileURLToPath(url) {
   const href = typeof url === "string" ? url : String(url?.href ?? url);
-  if (!href.startsWith("file://")) throw new TypeError(`The URL must be of scheme file: ${href}`);
+  if (!href.startsWith("file://")) {
+    const hint = url === undefined ? " (the host does not set import.meta.url)" : "";
+    throw new TypeError(`fileURLToPath needs a file: URL, got ${href}${hint}`);
+  }
   return decodeURIComponent(href.slice("file://".length).replace(/^[^/]*/, ""));
 }
 

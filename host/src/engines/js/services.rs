@@ -1,6 +1,7 @@
-//! File access for JavaScript plugins, within the directories a manifest
-//! grants: `capabilities.read` to read, `capabilities.write` to read and
-//! write. Everything else is denied.
+//! The host's services a flavor may offer its plugins: file access within
+//! the directories a manifest grants (`capabilities.read` to read,
+//! `capabilities.write` to read and write; everything else is denied), and
+//! starting processes when it grants `capabilities.exec`.
 //!
 //! A path is judged after it is made absolute (against the host's working
 //! directory), cleared of `.` and `..`, and resolved through symlinks as far
@@ -10,8 +11,20 @@
 //! or a thrown error with node's `code`.
 
 use serde_json::{json, Value};
-use std::io;
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What the host offers a plugin of a flavor with services.
+#[derive(Debug, Clone)]
+pub struct Services {
+    /// Files, within the manifest's grants; its `cwd` is the host's
+    /// working directory.
+    pub files: FileAccess,
+    /// Whether the manifest grants `exec`.
+    pub exec: bool,
+}
 
 /// What a plugin may touch, with every grant resolved at load.
 #[derive(Debug, Clone, Default)]
@@ -75,7 +88,9 @@ impl FileAccess {
                 if size > MAX_READ_BYTES {
                     return Err((
                         "EFBIG",
-                        format!("node:fs: {path} is {size} bytes, over the limit of {MAX_READ_BYTES}"),
+                        format!(
+                            "node:fs: {path} is {size} bytes, over the limit of {MAX_READ_BYTES}"
+                        ),
                     ));
                 }
                 std::fs::read_to_string(&target)
@@ -151,6 +166,78 @@ impl FileAccess {
     }
 }
 
+/// The longest a process may run when the call names no timeout.
+pub const MAX_EXEC: Duration = Duration::from_secs(300);
+
+/// Run `command` with `args` in `cwd` (no shell), as node's `spawn` without a shell does, and
+/// reply `{stdout, stderr, code, killed}` as JSON text. The process is
+/// killed after `timeout` (at most [`MAX_EXEC`]).
+pub fn exec(
+    command: &str,
+    args: &[String],
+    cwd: &std::path::Path,
+    timeout: Option<Duration>,
+) -> String {
+    let started = Command::new(command)
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match started {
+        Ok(child) => child,
+        Err(e) => {
+            return json!({"stdout": "", "stderr": format!("{command}: {e}"), "code": 127, "killed": false})
+                .to_string()
+        }
+    };
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let mut bytes = Vec::new();
+                let _ = pipe.read_to_end(&mut bytes);
+                text = String::from_utf8_lossy(&bytes).into_owned();
+            }
+            text
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + timeout.unwrap_or(MAX_EXEC).min(MAX_EXEC);
+    let mut killed = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => {
+                killed = true;
+                let _ = child.kill();
+                break child.wait().ok();
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => break None,
+        }
+    };
+    json!({
+        "stdout": stdout.join().unwrap_or_default(),
+        "stderr": stderr.join().unwrap_or_default(),
+        "code": status.and_then(|s| s.code()).unwrap_or(if killed { 143 } else { 1 }),
+        "killed": killed,
+    })
+    .to_string()
+}
+
 /// `path` without `.` and `..`, with its longest existing ancestor resolved
 /// through symlinks.
 fn resolve(path: &Path) -> PathBuf {
@@ -218,12 +305,30 @@ mod tests {
             reply(&access, "read", "data/a.txt", None),
             json!({"ok": "hello"})
         );
-        assert_eq!(reply(&access, "read", "data/../secret/key", None)["code"], "EACCES");
-        assert_eq!(reply(&access, "write", "data/b.txt", Some("x"))["code"], "EACCES");
-        assert_eq!(reply(&access, "write", "out/new/../b.txt", Some("x")), json!({"ok": null}));
-        assert_eq!(reply(&access, "read", "out/b.txt", None), json!({"ok": "x"}));
-        assert_eq!(reply(&access, "read", "data/missing", None)["code"], "ENOENT");
-        assert_eq!(reply(&access, "access", "data/a.txt", Some("2"))["code"], "EACCES");
+        assert_eq!(
+            reply(&access, "read", "data/../secret/key", None)["code"],
+            "EACCES"
+        );
+        assert_eq!(
+            reply(&access, "write", "data/b.txt", Some("x"))["code"],
+            "EACCES"
+        );
+        assert_eq!(
+            reply(&access, "write", "out/new/../b.txt", Some("x")),
+            json!({"ok": null})
+        );
+        assert_eq!(
+            reply(&access, "read", "out/b.txt", None),
+            json!({"ok": "x"})
+        );
+        assert_eq!(
+            reply(&access, "read", "data/missing", None)["code"],
+            "ENOENT"
+        );
+        assert_eq!(
+            reply(&access, "access", "data/a.txt", Some("2"))["code"],
+            "EACCES"
+        );
     }
 
     #[cfg(unix)]
