@@ -72,7 +72,7 @@ pub struct PluginEntry {
     pub hooks: u32,
     /// Run one hook. `hook` indexes `Hook::ALL`; `input` is the MessagePack
     /// argument; the reply (or error message) is written to `out`.
-    pub call: extern "C" fn(
+    pub call: unsafe extern "C" fn(
         host: *const HostApi,
         hook: u32,
         input: *const u8,

@@ -52,6 +52,7 @@ pub mod report;
 pub(crate) mod runset;
 pub mod session;
 pub(crate) mod tool;
+pub mod worker;
 
 pub use error::{CallError, HookError, HostError, LoadError};
 pub use extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};

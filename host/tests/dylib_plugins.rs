@@ -4,8 +4,9 @@
 //! - a panicking, hanging, erroring or garbage-returning dylib fails closed
 //!   (the call is denied, naming the plugin) and the next run works;
 //! - a required plugin's failure fails the run, naming the plugin;
-//! - a wrong ABI version or a library without the entry symbol is refused
-//!   with a reason, and the other plugins still load;
+//! - a wrong ABI version, a file that is not a library, a malformed manifest
+//!   or a second plugin of the same name is refused with a reason, and the
+//!   other plugins still load;
 //! - a dylib tool is offered and callable, and its log lines carry `run_id`.
 
 mod support;
@@ -157,6 +158,13 @@ async fn bad_libraries_are_refused_and_the_rest_load() {
         "this is not a shared library",
     );
     write(dir.path(), "broken/plugin.toml", "mode = [");
+    install(dir.path(), "twin", "example_policy", "");
+    let tool = example_dylib("example_tool");
+    write(
+        dir.path(),
+        "twin2/plugin.toml",
+        &format!("name = \"twin\"\nentry = {:?}", tool.display().to_string()),
+    );
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
     let by_name = |n: &str| {
@@ -181,6 +189,11 @@ async fn bad_libraries_are_refused_and_the_rest_load() {
             .contains("cannot load the library"),
         "{junk:?}"
     );
+    let twins: Vec<_> = report.iter().filter(|r| r.name == "twin").collect();
+    assert_eq!(twins.len(), 2);
+    assert_eq!(twins[0].status, Status::Loaded);
+    let reason = twins[1].reason.as_deref().unwrap();
+    assert!(reason.contains("already named 'twin'"), "{reason}");
     let broken = by_name("broken");
     assert!(
         broken

@@ -1,25 +1,10 @@
 //! The dylib side of the C ABI (see `yohost_contract::abi`). Used through
 //! [`export_plugin!`](crate::export_plugin); not called directly.
 
-use crate::{dispatch, Plugin};
+use crate::{dispatch, instance, Plugin};
 pub use yohost_contract::abi::PluginEntry;
 use yohost_contract::abi::{Buffer, HostApi, STATUS_ERROR, STATUS_OK, STATUS_PANIC};
 use yohost_contract::Hook;
-
-/// The plugin value of this library, made on first use.
-fn instance<P: Plugin>() -> &'static P {
-    use std::any::{Any, TypeId};
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static INSTANCES: OnceLock<Mutex<HashMap<TypeId, &'static (dyn Any + Send + Sync)>>> =
-        OnceLock::new();
-    let map = INSTANCES.get_or_init(Default::default);
-    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
-    let any = *map
-        .entry(TypeId::of::<P>())
-        .or_insert_with(|| Box::leak(Box::new(P::default())));
-    any.downcast_ref::<P>().expect("one instance per type")
-}
 
 /// Hand `bytes` to the host; it gives them back through [`free`].
 fn give(bytes: Vec<u8>, out: *mut Buffer) {
@@ -34,7 +19,12 @@ fn give(bytes: Vec<u8>, out: *mut Buffer) {
 }
 
 /// The entry table's `call`: decode, dispatch, encode, with panics caught.
-pub extern "C" fn call<P: Plugin>(
+///
+/// # Safety
+///
+/// `host` must be valid for the call, `input` must point to `input_len`
+/// readable bytes, and `out` must be writable: the host guarantees all three.
+pub unsafe extern "C" fn call<P: Plugin>(
     host: *const HostApi,
     hook: u32,
     input: *const u8,
@@ -79,5 +69,89 @@ pub extern "C" fn free(buffer: Buffer) {
     if !buffer.ptr.is_null() {
         // SAFETY: `buffer` came from `give`, which leaked exactly this Vec.
         drop(unsafe { Vec::from_raw_parts(buffer.ptr, buffer.len, buffer.cap) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BeforeToolArgs, BeforeToolReply, Hook, RunInfo};
+    use std::ffi::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static LOGGED: AtomicUsize = AtomicUsize::new(0);
+
+    extern "C" fn count_log(_: *const c_void, _: u32, _: *const u8, len: usize) {
+        LOGGED.fetch_add(len, Ordering::SeqCst);
+    }
+
+    #[derive(Default)]
+    struct Denier;
+
+    impl Plugin for Denier {
+        const NAME: &'static str = "denier";
+        const HOOKS: &'static [Hook] = &[Hook::BeforeTool];
+        fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
+            crate::info("judging");
+            match call.args["text"].as_str() {
+                Some("panic") => panic!("boom"),
+                Some("error") => Err("cannot".into()),
+                _ => Ok(BeforeToolReply::Deny(format!("no {}", call.tool))),
+            }
+        }
+    }
+
+    fn call_with(text: &str) -> (i32, Vec<u8>) {
+        let host = HostApi {
+            ctx: std::ptr::null(),
+            log: count_log,
+        };
+        let args = BeforeToolArgs {
+            run: RunInfo::default(),
+            tool: "bash".into(),
+            call_id: "c".into(),
+            args: serde_json::json!({"text": text}),
+            user_request: None,
+            latest_user_text: None,
+        };
+        let input = rmp_serde::to_vec_named(&args).unwrap();
+        let mut out = Buffer::EMPTY;
+        let hook = Hook::ALL
+            .iter()
+            .position(|h| *h == Hook::BeforeTool)
+            .unwrap() as u32;
+        // SAFETY: every pointer is valid for the call.
+        let status = unsafe { call::<Denier>(&host, hook, input.as_ptr(), input.len(), &mut out) };
+        // The host copies the bytes out, then hands the buffer back once.
+        let bytes = unsafe { std::slice::from_raw_parts(out.ptr, out.len) }.to_vec();
+        free(out);
+        (status, bytes)
+    }
+
+    #[test]
+    fn a_reply_crosses_as_messagepack_in_a_buffer_the_plugin_frees() {
+        let (status, bytes) = call_with("ls");
+        assert_eq!(status, STATUS_OK);
+        let reply: serde_json::Value = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!(reply, serde_json::json!({"deny": "no bash"}));
+        assert!(
+            LOGGED.load(Ordering::SeqCst) >= "judging".len(),
+            "the log went to the host"
+        );
+        free(Buffer::EMPTY); // an empty buffer owns nothing
+    }
+
+    #[test]
+    fn errors_and_panics_come_back_as_statuses_with_messages() {
+        let (status, bytes) = call_with("error");
+        assert_eq!(
+            (status, bytes.as_slice()),
+            (STATUS_ERROR, b"cannot".as_slice())
+        );
+        let (status, bytes) = call_with("panic");
+        assert_eq!(
+            (status, bytes.as_slice()),
+            (STATUS_PANIC, b"boom".as_slice())
+        );
     }
 }

@@ -26,15 +26,28 @@
 //! ```
 //!
 //! Build it as a dylib with `crate-type = ["cdylib"]`. The same source
-//! builds as a Wasm component for `wasm32-wasip2` (see the `wasm` feature).
+//! builds as a Wasm component: enable this crate's `wasm` feature and run
+//! `cargo build --target wasm32-wasip2`; on a `wasm` target
+//! [`export_plugin!`] emits the exports of the `yohost:plugin@0.1.0` world
+//! (`wit/plugin.wit`) instead of the dylib entry symbol, and the log
+//! functions write through the host's `log` import.
 //!
 //! A hook returns `Err(message)` to fail: the host then fails closed (a
 //! failing `before_tool` denies the call, and so on). A panic is caught at
 //! the boundary and treated the same way.
 
+// Lets generated code name this crate as `yohost_sdk` from inside it too.
+extern crate self as yohost_sdk;
+
 #[doc(hidden)]
 pub mod dylib;
 mod log;
+#[cfg(all(feature = "wasm", target_family = "wasm"))]
+#[doc(hidden)]
+pub mod wasm;
+#[cfg(all(feature = "wasm", target_family = "wasm"))]
+#[doc(hidden)]
+pub use wit_bindgen as __wit_bindgen;
 
 pub use log::{debug, error, info, warn};
 pub use serde_json::{json, Value};
@@ -104,6 +117,21 @@ pub trait Plugin: Default + Send + Sync + 'static {
     }
 }
 
+/// The plugin value of this library (or Wasm instance), made on first use.
+pub(crate) fn instance<P: Plugin>() -> &'static P {
+    use std::any::{Any, TypeId};
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static INSTANCES: OnceLock<Mutex<HashMap<TypeId, &'static (dyn Any + Send + Sync)>>> =
+        OnceLock::new();
+    let map = INSTANCES.get_or_init(Default::default);
+    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+    let any = *map
+        .entry(TypeId::of::<P>())
+        .or_insert_with(|| Box::leak(Box::new(P::default())));
+    any.downcast_ref::<P>().expect("one instance per type")
+}
+
 /// Run `hook` on `plugin` with a JSON argument, returning the JSON reply.
 /// Shared by the dylib and Wasm exports.
 #[doc(hidden)]
@@ -149,7 +177,9 @@ pub const fn hook_mask(hooks: &[Hook]) -> u32 {
     mask
 }
 
-/// Export a [`Plugin`] type as this library's yohost plugin.
+/// Export a [`Plugin`] type as this library's yohost plugin: the dylib
+/// entry symbol on native targets, the `yohost:plugin` component exports on
+/// `wasm` targets (with this crate's `wasm` feature).
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ty) => {
@@ -166,5 +196,10 @@ macro_rules! export_plugin {
             };
             &ENTRY
         }
+
+        #[cfg(target_family = "wasm")]
+        type __YohostComponent = $crate::wasm::Component<$plugin>;
+        #[cfg(target_family = "wasm")]
+        $crate::wasm::export_component!(__YohostComponent with_types_in $crate::wasm);
     };
 }

@@ -1,5 +1,6 @@
 //! Logging from a plugin. Each line carries the `run_id` of the hook call it
-//! is written in; the host attaches it.
+//! is written in; the host attaches it. In a dylib the line goes through the
+//! call's `HostApi`; in a Wasm component, through the `host.log` import.
 
 use std::cell::Cell;
 use yohost_contract::abi::{HostApi, LOG_DEBUG, LOG_ERROR, LOG_INFO, LOG_WARN};
@@ -24,6 +25,9 @@ impl Drop for CurrentHost {
 }
 
 fn write(level: u32, message: &str) {
+    #[cfg(all(feature = "wasm", target_family = "wasm"))]
+    return crate::wasm::log(level, message);
+    #[cfg(not(all(feature = "wasm", target_family = "wasm")))]
     CURRENT.with(|c| {
         let host = c.get();
         if !host.is_null() {

@@ -3,23 +3,22 @@
 //! The library is copied to a private file named by its content hash before
 //! it is opened, so a changed file at the same path loads as new code
 //! (the dynamic loader caches libraries by path). Calls run on a worker
-//! thread of the plugin's own; a hook past its deadline is abandoned and its
-//! worker retired (native code cannot be interrupted; dylib plugins are
-//! trusted code, not sandboxed).
+//! thread of the plugin's own ([`crate::worker`]); a hook past its deadline
+//! is abandoned and its worker retired (native code cannot be interrupted;
+//! dylib plugins are trusted code, not sandboxed).
 
 use crate::codec::{decode_msgpack_reply, encode_msgpack_args};
 use crate::discovery::Candidate;
 use crate::error::{CallError, LoadError};
 use crate::logging::{plugin_log, LogLevel};
 use crate::plugin::{CallLimits, Loaded, Plugin, PluginRun};
+use crate::worker::WorkerSlot;
 use libloading::Library;
 use std::collections::BTreeSet;
 use std::ffi::c_void;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use std::sync::Arc;
 use yohost_contract::abi::{self, Buffer, HostApi, PluginEntry};
 use yohost_contract::{Hook, HookCall, HookReply, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
 
@@ -76,7 +75,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         name: name.clone(),
         table,
         library: Arc::new(library),
-        worker: Arc::default(),
+        worker: Arc::new(WorkerSlot::new(&format!("dylib-{name}"))),
     });
     Ok(Loaded {
         plugin,
@@ -113,7 +112,7 @@ struct DylibPlugin {
     table: &'static PluginEntry,
     /// Keeps `table` valid while any worker may still run its code.
     library: Arc<Library>,
-    worker: Arc<Mutex<Option<Worker>>>,
+    worker: Arc<WorkerSlot>,
 }
 
 #[async_trait::async_trait]
@@ -128,86 +127,11 @@ impl Plugin for DylibPlugin {
     }
 }
 
-/// One call for a worker thread.
-struct Job {
-    call: HookCall,
-    dispatch: tracing::Dispatch,
-    span: tracing::Span,
-    reply: oneshot::Sender<Result<HookReply, CallError>>,
-}
-
-/// The thread a plugin's calls run on. Native code cannot be interrupted:
-/// a call abandoned at its deadline leaves its worker stuck, so the worker
-/// is retired and the next call starts a new one. Workers are plain
-/// threads, not the runtime's blocking pool, so a stuck one never holds up
-/// the runtime's shutdown.
-struct Worker {
-    jobs: std::sync::mpsc::Sender<Job>,
-}
-
-impl Worker {
-    fn start(
-        name: &str,
-        table: &'static PluginEntry,
-        library: Arc<Library>,
-    ) -> std::io::Result<Worker> {
-        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
-        let plugin = name.to_string();
-        std::thread::Builder::new()
-            .name(format!("yohost-dylib-{name}"))
-            .spawn(move || {
-                let _library = library; // keep the code loaded while this thread may run it
-                while let Some(job) = next_job(&queue) {
-                    let reply = tracing::dispatcher::with_default(&job.dispatch, || {
-                        let _span = job.span.enter();
-                        call_native(table, &plugin, &job.call)
-                    });
-                    let _ = job.reply.send(reply);
-                }
-            })?;
-        Ok(Worker { jobs })
-    }
-}
-
-/// How long a worker spins for the next job before it sleeps, and a caller
-/// spins for its reply before it yields: a call then crosses threads without
-/// waking a sleeping one, which costs microseconds. Both are short, so an
-/// idle plugin costs no CPU.
-const SPIN: Duration = Duration::from_micros(50);
-
-/// The next job, spinning briefly before blocking; `None` when the worker is
-/// retired (its sender dropped).
-fn next_job(queue: &std::sync::mpsc::Receiver<Job>) -> Option<Job> {
-    let spin_until = Instant::now() + SPIN;
-    while Instant::now() < spin_until {
-        match queue.try_recv() {
-            Ok(job) => return Some(job),
-            Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
-        }
-    }
-    queue.recv().ok()
-}
-
-/// Retires the worker if the call it guards is abandoned before it ends.
-struct Abandoned<'a> {
-    worker: &'a Mutex<Option<Worker>>,
-    done: bool,
-}
-
-impl Drop for Abandoned<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            lock(self.worker).take();
-        }
-    }
-}
-
 struct DylibRun {
     name: String,
     table: &'static PluginEntry,
     library: Arc<Library>,
-    worker: Arc<Mutex<Option<Worker>>>,
+    worker: Arc<WorkerSlot>,
 }
 
 /// What a plugin's `log` callback writes on behalf of: lives on the calling
@@ -263,7 +187,9 @@ fn call_native(
         .position(|h| *h == call.hook())
         .unwrap_or(0) as u32;
     let mut out = Buffer::EMPTY;
-    let status = (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out);
+    // SAFETY: `host`, `input` and `out` are valid for the whole call, as the
+    // ABI requires.
+    let status = unsafe { (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out) };
     let bytes = if out.ptr.is_null() {
         Vec::new()
     } else {
@@ -289,51 +215,15 @@ fn call_native(
 #[async_trait::async_trait]
 impl PluginRun for DylibRun {
     async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
-        let (reply, mut answer) = oneshot::channel();
-        let job = Job {
-            call,
-            dispatch: tracing::dispatcher::get_default(|d| d.clone()),
-            span: tracing::Span::current(),
-            reply,
-        };
-        {
-            let mut worker = lock(&self.worker);
-            if worker.is_none() {
-                *worker = Some(
-                    Worker::start(&self.name, self.table, Arc::clone(&self.library))
-                        .map_err(|e| CallError::Crashed(format!("cannot start a thread: {e}")))?,
-                );
-            }
-            let sent = worker.as_ref().map(|w| w.jobs.send(job));
-            if !matches!(sent, Some(Ok(()))) {
-                worker.take();
-                return Err(CallError::Crashed("its worker thread is gone".into()));
-            }
-        }
-        let mut guard = Abandoned {
-            worker: &self.worker,
-            done: false,
-        };
-        let spin_until = Instant::now() + SPIN;
-        let reply = loop {
-            match answer.try_recv() {
-                Ok(reply) => break Ok(reply),
-                Err(oneshot::error::TryRecvError::Closed) => break Err(()),
-                Err(oneshot::error::TryRecvError::Empty) if Instant::now() < spin_until => {
-                    std::hint::spin_loop()
-                }
-                Err(oneshot::error::TryRecvError::Empty) => {
-                    break (&mut answer).await.map_err(|_| ())
-                }
-            }
-        };
-        let reply =
-            reply.unwrap_or_else(|()| Err(CallError::Crashed("its worker thread stopped".into())));
-        guard.done = true;
-        reply
+        let table = self.table;
+        let library = Arc::clone(&self.library);
+        let name = self.name.clone();
+        self.worker
+            .run(move || {
+                let _library = library; // keep the code loaded while it runs
+                call_native(table, &name, &call)
+            })
+            .await
+            .unwrap_or_else(|e| Err(CallError::Crashed(e.to_string())))
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

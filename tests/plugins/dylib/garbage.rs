@@ -5,15 +5,19 @@ use yohost_contract::abi::{Buffer, HostApi, PluginEntry, STATUS_OK};
 
 static REPLY: [u8; 3] = [0xc1, 0xc1, 0xc1];
 
-extern "C" fn call(_: *const HostApi, _: u32, _: *const u8, _: usize, out: *mut Buffer) -> i32 {
+unsafe extern "C" fn call(
+    _: *const HostApi,
+    _: u32,
+    _: *const u8,
+    _: usize,
+    out: *mut Buffer,
+) -> i32 {
     // SAFETY: the host passes a writable `out`; the static is never freed.
-    unsafe {
-        out.write(Buffer {
-            ptr: REPLY.as_ptr() as *mut u8,
-            len: REPLY.len(),
-            cap: 0,
-        })
-    };
+    out.write(Buffer {
+        ptr: REPLY.as_ptr() as *mut u8,
+        len: REPLY.len(),
+        cap: 0,
+    });
     STATUS_OK
 }
 

@@ -1,0 +1,135 @@
+// The engine-neutral glue between the host and a plugin's JavaScript.
+//
+// Evaluated once per runtime as a function of `host`, the host's callbacks:
+//   host.done(callId, replyJson)     a hook call's reply, as JSON text
+//   host.fail(callId, message)       a hook call threw or rejected
+//   host.log(callId, runId, level, message)
+//                                    a log line (callId/runId null: console)
+//   host.timer(timerId, ms)          fire `fire(timerId)` in `ms`
+// It installs `console`, `setTimeout` and `clearTimeout`, and returns the
+// functions the host calls. Nothing else is added to the global object.
+(function (host) {
+  "use strict";
+  const timers = new Map();
+  let nextTimer = 1;
+  let hooks = Object.create(null);
+  let env = Object.freeze(Object.create(null));
+
+  function show(value) {
+    if (typeof value === "string") return value;
+    if (value instanceof Error) return describe(value);
+    try {
+      const json = JSON.stringify(value);
+      return json === undefined ? String(value) : json;
+    } catch (_) {
+      return String(value);
+    }
+  }
+
+  function line(args) {
+    return args.map(show).join(" ");
+  }
+
+  function describe(error) {
+    try {
+      if (error instanceof Error) {
+        const stack = typeof error.stack === "string" ? error.stack : "";
+        const at = stack
+          .split("\n")
+          .map((s) => s.trim())
+          .find((s) => s.startsWith("at "));
+        return `${error.name}: ${error.message}` + (at ? ` (${at})` : "");
+      }
+      return "threw " + show(error);
+    } catch (_) {
+      return "threw a value that cannot be shown";
+    }
+  }
+
+  function logger(callId, runId) {
+    const at = (level) => (...args) => host.log(callId, runId, level, line(args));
+    return Object.freeze({
+      info: at("info"),
+      warn: at("warn"),
+      error: at("error"),
+      debug: at("debug"),
+    });
+  }
+
+  globalThis.console = Object.freeze({
+    log: (...args) => host.log(null, null, "info", line(args)),
+    info: (...args) => host.log(null, null, "info", line(args)),
+    warn: (...args) => host.log(null, null, "warn", line(args)),
+    error: (...args) => host.log(null, null, "error", line(args)),
+    debug: (...args) => host.log(null, null, "debug", line(args)),
+  });
+  globalThis.setTimeout = function setTimeout(fn, ms, ...args) {
+    if (typeof fn !== "function") throw new TypeError("setTimeout needs a function");
+    const id = nextTimer++;
+    timers.set(id, () => fn(...args));
+    host.timer(id, Math.max(0, Number(ms) || 0));
+    return id;
+  };
+  globalThis.clearTimeout = function clearTimeout(id) {
+    timers.delete(id);
+  };
+
+  function reply(callId, value) {
+    let json;
+    try {
+      json = JSON.stringify(value === undefined ? null : value);
+    } catch (e) {
+      host.fail(callId, "the reply cannot be turned into JSON: " + describe(e));
+      return;
+    }
+    if (json === undefined) {
+      host.fail(callId, `the reply cannot be turned into JSON (it is a ${typeof value})`);
+      return;
+    }
+    host.done(callId, json);
+  }
+
+  return {
+    // Turn the entry module's default export into hooks with the flavor's
+    // `shape`; returns `{name, hooks}` as JSON.
+    install(shape, exported, envJson) {
+      env = Object.freeze(JSON.parse(envJson));
+      const shaped = shape(exported);
+      hooks = shaped.hooks;
+      const name = typeof shaped.name === "string" ? shaped.name : null;
+      return JSON.stringify({ name, hooks: Object.keys(hooks) });
+    },
+    // Run hook `hook` for call `callId`; the reply comes back through
+    // `host.done` or `host.fail`, now or after the promise settles.
+    call(callId, hook, argsJson, runId) {
+      const ctx = Object.freeze({ run_id: runId, log: logger(callId, runId), env });
+      let result;
+      try {
+        result = hooks[hook](JSON.parse(argsJson), ctx);
+      } catch (e) {
+        host.fail(callId, describe(e));
+        return;
+      }
+      if (result !== null && typeof result === "object" && typeof result.then === "function") {
+        Promise.resolve(result).then(
+          (value) => reply(callId, value),
+          (e) => host.fail(callId, describe(e)),
+        );
+      } else {
+        reply(callId, result);
+      }
+    },
+    // Run timer `timerId`, if it was not cleared.
+    fire(timerId) {
+      const run = timers.get(timerId);
+      if (run === undefined) return;
+      timers.delete(timerId);
+      try {
+        run();
+      } catch (e) {
+        host.log(null, null, "error", "uncaught error in a timer: " + describe(e));
+      }
+    },
+    describe,
+  };
+})

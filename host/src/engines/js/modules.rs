@@ -1,0 +1,226 @@
+//! The modules a plugin may load: its own files and the built-in modules of
+//! its [`Flavor`](super::Flavor), resolved and transpiled at load.
+//!
+//! The whole static import graph is walked before any code runs. A relative
+//! import must name a file inside the plugin's folder; a bare import must
+//! name a built-in module; anything else refuses the plugin with the import
+//! named. At run time the engine's resolver serves only what was found
+//! here, so a dynamic `import()` of anything else fails too.
+
+use super::transpile::transpile;
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+/// Extensions tried, in order, for a relative import without one.
+const EXTENSIONS: [&str; 4] = ["ts", "mts", "js", "mjs"];
+
+/// A built-in module: its specifier and its JavaScript source.
+#[derive(Debug, Clone, Copy)]
+pub struct Builtin {
+    /// What plugins import it as (`yohost`, `node:path`, ...).
+    pub specifier: &'static str,
+    /// Its source, an ES module in plain JavaScript.
+    pub source: &'static str,
+}
+
+/// Every module of a plugin, ready for the engine.
+#[derive(Debug, Clone, Default)]
+pub struct ModuleSet {
+    /// The entry module's name.
+    pub entry: String,
+    /// Module name → JavaScript. Plugin files are named by their path
+    /// relative to the plugin's folder; built-ins by their specifier.
+    pub sources: BTreeMap<String, String>,
+    /// (importing module, specifier) → module name.
+    pub links: BTreeMap<(String, String), String>,
+}
+
+impl ModuleSet {
+    /// The module `specifier` names when imported from `base`, if the
+    /// plugin may load it.
+    pub fn resolve(&self, base: &str, specifier: &str) -> Option<&str> {
+        self.links
+            .get(&(base.to_string(), specifier.to_string()))
+            .map(String::as_str)
+    }
+}
+
+/// Why a plugin's modules could not be gathered.
+#[derive(Debug, Clone)]
+pub enum GatherError {
+    /// A file could not be read or transpiled; the message names it.
+    Invalid(String),
+    /// An import is not allowed; the message names it and says why.
+    Refused(String),
+}
+
+/// Walk the import graph from `entry`, within `base_dir`.
+pub fn gather(
+    base_dir: &Path,
+    entry: &Path,
+    builtins: &[Builtin],
+) -> Result<ModuleSet, GatherError> {
+    let base_dir = base_dir
+        .canonicalize()
+        .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", base_dir.display())))?;
+    let entry = entry
+        .canonicalize()
+        .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", entry.display())))?;
+    let mut set = ModuleSet {
+        entry: module_name(&base_dir, &entry),
+        ..ModuleSet::default()
+    };
+    let mut queue = vec![entry];
+    while let Some(file) = queue.pop() {
+        let name = module_name(&base_dir, &file);
+        if set.sources.contains_key(&name) {
+            continue;
+        }
+        let source = std::fs::read_to_string(&file)
+            .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", file.display())))?;
+        let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
+        for specifier in &module.imports {
+            let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
+                set.sources
+                    .entry(builtin.specifier.to_string())
+                    .or_insert_with(|| builtin.source.to_string());
+                builtin.specifier.to_string()
+            } else if specifier.starts_with("./") || specifier.starts_with("../") {
+                let target = relative(&base_dir, &file, specifier)?;
+                let target_name = module_name(&base_dir, &target);
+                queue.push(target);
+                target_name
+            } else {
+                let known: Vec<&str> = builtins.iter().map(|b| b.specifier).collect();
+                return Err(GatherError::Refused(format!(
+                    "{} imports \"{specifier}\", which is not available to plugins (no Node modules or packages; a plugin may import its own files with ./ and the built-in modules: {})",
+                    file.display(),
+                    known.join(", ")
+                )));
+            };
+            set.links.insert((name.clone(), specifier.clone()), target);
+        }
+        set.sources.insert(name, module.code);
+    }
+    Ok(set)
+}
+
+/// The file a relative `specifier` in `from` names, inside `base_dir`.
+fn relative(base_dir: &Path, from: &Path, specifier: &str) -> Result<PathBuf, GatherError> {
+    let dir = from.parent().unwrap_or(base_dir);
+    let joined = normalize(&dir.join(specifier));
+    if !joined.starts_with(base_dir) {
+        return Err(GatherError::Refused(format!(
+            "{} imports \"{specifier}\", which is outside the plugin's folder {}",
+            from.display(),
+            base_dir.display()
+        )));
+    }
+    let mut tries = vec![joined.clone()];
+    // TypeScript convention: `./util.js` names `util.ts`.
+    if let Some(stem) = specifier.strip_suffix(".js") {
+        tries.push(normalize(&dir.join(format!("{stem}.ts"))));
+    }
+    tries.extend(EXTENSIONS.iter().map(|ext| {
+        let mut with_ext = joined.clone().into_os_string();
+        with_ext.push(format!(".{ext}"));
+        PathBuf::from(with_ext)
+    }));
+    tries.extend(
+        EXTENSIONS
+            .iter()
+            .map(|ext| joined.join(format!("index.{ext}"))),
+    );
+    tries.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        GatherError::Invalid(format!(
+            "{} imports \"{specifier}\", but there is no such file",
+            from.display()
+        ))
+    })
+}
+
+/// `path` without `.` and `..` components (it need not exist).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A plugin file's module name: its path relative to the plugin's folder,
+/// with `/` separators.
+fn module_name(base_dir: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(base_dir).unwrap_or(file);
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SDK: Builtin = Builtin {
+        specifier: "yohost",
+        source: "export const x = 1;",
+    };
+
+    #[test]
+    fn relative_files_and_builtins_are_linked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("lib")).unwrap();
+        std::fs::write(
+            dir.path().join("index.ts"),
+            "import { x } from \"yohost\"; import { y } from \"./lib/util\"; export default x + y;",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("lib/util.ts"),
+            "export const y: number = 2;",
+        )
+        .unwrap();
+        let set = gather(dir.path(), &dir.path().join("index.ts"), &[SDK]).unwrap();
+        assert_eq!(set.entry, "index.ts");
+        assert_eq!(set.resolve("index.ts", "./lib/util"), Some("lib/util.ts"));
+        assert_eq!(set.resolve("index.ts", "yohost"), Some("yohost"));
+        assert_eq!(set.sources.len(), 3);
+    }
+
+    #[test]
+    fn unknown_packages_and_escapes_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("p");
+        std::fs::create_dir(&plugin).unwrap();
+        std::fs::write(dir.path().join("secret.ts"), "export const s = 1;").unwrap();
+        std::fs::write(
+            plugin.join("a.ts"),
+            "import fs from \"node:fs\"; fs.readFileSync(\"/etc/passwd\");",
+        )
+        .unwrap();
+        std::fs::write(
+            plugin.join("b.ts"),
+            "import { s } from \"../secret.ts\"; console.log(s);",
+        )
+        .unwrap();
+        let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join("a.ts"), &[SDK]) else {
+            panic!("node:fs must be refused");
+        };
+        assert!(
+            why.contains("\"node:fs\"") && why.contains("yohost"),
+            "{why}"
+        );
+        let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join("b.ts"), &[SDK]) else {
+            panic!("an escape must be refused");
+        };
+        assert!(why.contains("outside the plugin's folder"), "{why}");
+    }
+}

@@ -1,0 +1,738 @@
+//! The QuickJS backend (through `rquickjs`): the runtime, its sandbox, and
+//! the thread that owns it.
+//!
+//! QuickJS runtimes are not `Send`, so each plugin gets one OS thread that
+//! owns its runtime and serves hook calls from a channel. Calls of several
+//! runs interleave on it: while one call awaits a timer, the next starts.
+//! The thread drives promises itself (the job queue, and the timers behind
+//! `setTimeout`).
+//!
+//! The sandbox:
+//! - the global object has the language's own built-ins plus `console`,
+//!   `setTimeout` and `clearTimeout`: no file, network, process or
+//!   environment access; a hook's `ctx.env` holds only the environment
+//!   variables the manifest grants;
+//! - memory is counted by the runtime's allocator, which refuses to go over
+//!   the plugin's limit; a call that fails after a refusal is
+//!   [`CallError::OutOfMemory`] and the runtime is rebuilt for later calls;
+//! - the native stack is capped at [`MAX_STACK_BYTES`], so deep recursion
+//!   is a `RangeError`, not a host crash;
+//! - an interrupt handler stops running code once the earliest deadline of
+//!   the calls in flight has passed (a spinning script cannot hold the thread
+//!   past it), and a call whose promise has not settled by its deadline is
+//!   dropped as [`CallError::Timeout`].
+//!
+//! Another backend (V8, say) would be another module with the same
+//! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
+
+use super::modules::ModuleSet;
+use super::Flavor;
+use crate::codec::decode_json_reply;
+use crate::error::CallError;
+use crate::logging::{plugin_log, LogLevel};
+use crate::plugin::CallLimits;
+use rquickjs::allocator::{Allocator, RustAllocator};
+use rquickjs::loader::{ImportAttributes, Loader, Resolver};
+use rquickjs::module::Declared;
+use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime, Value};
+use std::cell::{Cell, RefCell};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+use yohost_contract::{HookCall, HookReply};
+
+/// The most native stack a plugin's code may use.
+pub const MAX_STACK_BYTES: usize = 1024 * 1024;
+
+/// The engine thread's own stack: room for [`MAX_STACK_BYTES`] of script
+/// plus the host's frames.
+const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long loading (evaluating the plugin's modules) may take.
+pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The glue between host and plugin, evaluated in every runtime.
+const DRIVER: &str = include_str!("driver.js");
+
+/// What a plugin may use.
+#[derive(Debug, Clone, Default)]
+pub struct Sandbox {
+    /// The most memory its runtime may hold.
+    pub memory_bytes: u64,
+    /// The environment variables it was granted, with their values at load.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Everything a backend needs to run a plugin.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// Its modules, resolved and transpiled.
+    pub modules: ModuleSet,
+    /// How its default export becomes hooks.
+    pub flavor: Flavor,
+    /// What it may use.
+    pub sandbox: Sandbox,
+    /// The name its log lines carry unless the plugin names itself.
+    pub default_name: String,
+    /// Whether `default_name` wins over the plugin's own name (the manifest
+    /// set it).
+    pub name_is_fixed: bool,
+}
+
+/// A running plugin: cheap to clone, calls go to its engine thread.
+#[derive(Clone)]
+pub struct Instance {
+    requests: mpsc::Sender<Request>,
+}
+
+/// What loading found.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Started {
+    /// The name the plugin gave itself.
+    pub name: Option<String>,
+    /// The contract names of the hooks it implements.
+    pub hooks: Vec<String>,
+}
+
+struct Request {
+    call: HookCall,
+    limits: CallLimits,
+    reply: oneshot::Sender<Result<HookReply, CallError>>,
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+}
+
+impl Instance {
+    /// Run one hook call on the engine thread.
+    pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+        let (reply, answer) = oneshot::channel();
+        let request = Request {
+            call,
+            limits,
+            reply,
+            dispatch: tracing::dispatcher::get_default(|d| d.clone()),
+            span: tracing::Span::current(),
+        };
+        self.requests
+            .send(request)
+            .map_err(|_| CallError::Crashed("the plugin's engine thread is gone".into()))?;
+        answer.await.unwrap_or_else(|_| {
+            Err(CallError::Crashed(
+                "the plugin's engine thread stopped before it replied".into(),
+            ))
+        })
+    }
+}
+
+/// Start `program` on its own thread and load it. The thread ends when the
+/// last [`Instance`] is dropped.
+pub fn start(program: Program) -> Result<(Instance, Started), String> {
+    let (requests, inbox) = mpsc::channel();
+    let (ready, loaded) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name(format!("yohost-js:{}", program.default_name))
+        .stack_size(THREAD_STACK_BYTES)
+        .spawn(move || serve(program, inbox, ready))
+        .map_err(|e| format!("cannot start the engine thread: {e}"))?;
+    let started = loaded
+        .recv()
+        .map_err(|_| "the engine thread stopped while loading".to_string())??;
+    Ok((Instance { requests }, started))
+}
+
+/// A call in flight on the engine thread.
+struct InFlight {
+    call: HookCall,
+    started: Instant,
+    deadline: Instant,
+    cancel: tokio_util::sync::CancellationToken,
+    reply: oneshot::Sender<Result<HookReply, CallError>>,
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+}
+
+/// A pending timer: when it is due, its id, and the call that set it.
+type Timer = (Instant, u64, Option<u64>);
+
+/// State the host callbacks (called from JavaScript) share with the loop.
+/// The loop never holds a borrow while JavaScript runs.
+#[derive(Default)]
+struct Shared {
+    /// The name log lines carry.
+    name: RefCell<String>,
+    calls: RefCell<HashMap<u64, InFlight>>,
+    /// Replies (`Ok(json)`) and failures (`Err(message)`) not yet handled.
+    settled: RefCell<Vec<(u64, Result<String, String>)>>,
+    /// Pending timers, earliest first.
+    timers: RefCell<BinaryHeap<Reverse<Timer>>>,
+    /// The call whose code is running, when the loop knows it.
+    current: Cell<Option<u64>>,
+}
+
+impl Shared {
+    /// The call running code belongs to: the one the loop entered, else the
+    /// only one in flight.
+    fn attributed(&self) -> Option<u64> {
+        self.current.get().or_else(|| {
+            let calls = self.calls.borrow();
+            (calls.len() == 1).then(|| *calls.keys().next().expect("one call"))
+        })
+    }
+
+    /// Write a plugin log line for `call` (or the attributed call).
+    fn log(&self, call: Option<u64>, run_id: Option<String>, level: &str, message: &str) {
+        let level = LogLevel::from_name(level);
+        let name = self.name.borrow();
+        let calls = self.calls.borrow();
+        match call
+            .or_else(|| self.attributed())
+            .and_then(|id| calls.get(&id))
+        {
+            Some(owner) => {
+                let run_id = run_id.unwrap_or_else(|| owner.call.run().run_id.clone());
+                tracing::dispatcher::with_default(&owner.dispatch, || {
+                    owner
+                        .span
+                        .in_scope(|| plugin_log(&run_id, &name, level, message))
+                });
+            }
+            None => plugin_log(run_id.as_deref().unwrap_or(""), &name, level, message),
+        }
+    }
+
+    /// When the loop must next wake: the next timer or call deadline.
+    fn next_wake(&self) -> Option<Instant> {
+        let timer = self.timers.borrow().peek().map(|Reverse((due, ..))| *due);
+        let deadline = self.earliest_deadline();
+        match (timer, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn earliest_deadline(&self) -> Option<Instant> {
+        self.calls.borrow().values().map(|c| c.deadline).min()
+    }
+
+    /// Answer call `id`, if it is still in flight.
+    fn answer(&self, id: u64, outcome: impl FnOnce(&HookCall) -> Result<HookReply, CallError>) {
+        let taken = self.calls.borrow_mut().remove(&id);
+        if let Some(call) = taken {
+            let _ = call.reply.send(outcome(&call.call));
+        }
+    }
+
+    /// Answer every call whose deadline passed or whose run was cancelled.
+    fn expire(&self, now: Instant) {
+        let gone: Vec<u64> = self
+            .calls
+            .borrow()
+            .iter()
+            .filter(|(_, c)| c.deadline <= now || c.cancel.is_cancelled())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            let allowed = self
+                .calls
+                .borrow()
+                .get(&id)
+                .map(|c| c.deadline.saturating_duration_since(c.started));
+            self.answer(id, |_| Err(CallError::Timeout(allowed.unwrap_or_default())));
+        }
+    }
+
+    /// Fail every call in flight with `why`.
+    fn fail_all(&self, why: &str) {
+        let ids: Vec<u64> = self.calls.borrow().keys().copied().collect();
+        for id in ids {
+            self.answer(id, |_| Err(CallError::Crashed(why.to_string())));
+        }
+    }
+}
+
+/// An allocator that counts what the runtime holds and refuses to go over
+/// the limit, recording that it did: an out-of-memory failure is known by
+/// this flag, not by the engine's message.
+struct Limited {
+    used: usize,
+    limit: usize,
+    refused: Arc<AtomicBool>,
+}
+
+impl Limited {
+    fn admit(&mut self, more: usize) -> bool {
+        let fits = self.used.saturating_add(more) <= self.limit;
+        if !fits {
+            self.refused.store(true, Ordering::Relaxed);
+        }
+        fits
+    }
+}
+
+// SAFETY: every block comes from `RustAllocator`, which upholds the
+// contract; this only counts sizes and refuses requests over the limit.
+unsafe impl Allocator for Limited {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admit(size) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.alloc(size);
+        if !ptr.is_null() {
+            // SAFETY: `ptr` was just allocated by `RustAllocator`.
+            self.used += unsafe { RustAllocator::usable_size(ptr) };
+        }
+        ptr
+    }
+
+    fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
+        let Some(total) = count.checked_mul(size) else {
+            return std::ptr::null_mut();
+        };
+        if !self.admit(total) {
+            return std::ptr::null_mut();
+        }
+        let ptr = RustAllocator.calloc(count, size);
+        if !ptr.is_null() {
+            // SAFETY: as in `alloc`.
+            self.used += unsafe { RustAllocator::usable_size(ptr) };
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&mut self, ptr: *mut u8) {
+        if ptr.is_null() {
+            return;
+        }
+        self.used = self.used.saturating_sub(RustAllocator::usable_size(ptr));
+        RustAllocator.dealloc(ptr);
+    }
+
+    unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
+        if ptr.is_null() {
+            return self.alloc(new_size);
+        }
+        let old = RustAllocator::usable_size(ptr);
+        if new_size > old && !self.admit(new_size - old) {
+            return std::ptr::null_mut();
+        }
+        let new = RustAllocator.realloc(ptr, new_size);
+        if !new.is_null() {
+            self.used = self.used.saturating_sub(old) + RustAllocator::usable_size(new);
+        }
+        new
+    }
+
+    unsafe fn usable_size(ptr: *mut u8) -> usize {
+        RustAllocator::usable_size(ptr)
+    }
+}
+
+/// Resolves only what [`ModuleSet`] linked at load.
+struct PluginResolver(Arc<ModuleSet>);
+
+impl Resolver for PluginResolver {
+    fn resolve<'js>(
+        &mut self,
+        _ctx: &Ctx<'js>,
+        base: &str,
+        name: &str,
+        _attributes: Option<ImportAttributes<'js>>,
+    ) -> rquickjs::Result<String> {
+        if let Some(target) = self.0.resolve(base, name) {
+            return Ok(target.to_string());
+        }
+        if name == self.0.entry {
+            return Ok(name.to_string());
+        }
+        Err(rquickjs::Error::new_resolving_message(
+            base,
+            name,
+            "plugins may import only their own files and the built-in modules found at load",
+        ))
+    }
+}
+
+/// Serves the sources of [`ModuleSet`].
+struct PluginLoader(Arc<ModuleSet>);
+
+impl Loader for PluginLoader {
+    fn load<'js>(
+        &mut self,
+        ctx: &Ctx<'js>,
+        name: &str,
+        _attributes: Option<ImportAttributes<'js>>,
+    ) -> rquickjs::Result<Module<'js, Declared>> {
+        match self.0.sources.get(name) {
+            Some(source) => Module::declare(ctx.clone(), name, source.as_str()),
+            None => Err(rquickjs::Error::new_loading(name)),
+        }
+    }
+}
+
+/// One runtime with the plugin loaded. Fields drop in order: the driver
+/// before the context, the context before the runtime.
+struct Engine {
+    driver: Persistent<Object<'static>>,
+    context: Context,
+    _runtime: Runtime,
+    /// An allocation was refused (the limit was hit).
+    refused: Arc<AtomicBool>,
+    /// The interrupt handler stopped code.
+    interrupted: Rc<Cell<bool>>,
+    /// When the interrupt handler stops running code.
+    interrupt_at: Rc<Cell<Option<Instant>>>,
+    memory_bytes: u64,
+}
+
+impl Engine {
+    /// Build a runtime, evaluate the plugin and shape its hooks.
+    fn build(program: &Program, shared: &Rc<Shared>) -> Result<(Engine, Started), String> {
+        let refused = Arc::new(AtomicBool::new(false));
+        let limit = usize::try_from(program.sandbox.memory_bytes).unwrap_or(usize::MAX);
+        let runtime = Runtime::new_with_alloc(Limited {
+            used: 0,
+            limit,
+            refused: Arc::clone(&refused),
+        })
+        .map_err(|e| format!("cannot create a JavaScript runtime: {e}"))?;
+        runtime.set_max_stack_size(MAX_STACK_BYTES);
+        let interrupted = Rc::new(Cell::new(false));
+        let interrupt_at = Rc::new(Cell::new(None::<Instant>));
+        {
+            let interrupted = Rc::clone(&interrupted);
+            let interrupt_at = Rc::clone(&interrupt_at);
+            runtime.set_interrupt_handler(Some(Box::new(move || {
+                let stop = interrupt_at.get().is_some_and(|at| Instant::now() >= at);
+                if stop {
+                    interrupted.set(true);
+                }
+                stop
+            })));
+        }
+        let modules = Arc::new(program.modules.clone());
+        runtime.set_loader(
+            PluginResolver(Arc::clone(&modules)),
+            PluginLoader(Arc::clone(&modules)),
+        );
+        let context = Context::full(&runtime)
+            .map_err(|e| format!("cannot create a JavaScript context: {e}"))?;
+        interrupt_at.set(Some(Instant::now() + LOAD_TIMEOUT));
+        let loaded: Result<_, String> = context.with(|ctx| {
+            let driver = install_driver(&ctx, shared).map_err(|e| format!("internal: {e}"))?;
+            let describe: Function = driver.get("describe").map_err(|e| e.to_string())?;
+            let fail = |e: rquickjs::Error| {
+                if interrupted.get() {
+                    format!("loading took longer than {LOAD_TIMEOUT:?}")
+                } else if refused.load(Ordering::Relaxed) {
+                    format!(
+                        "loading ran out of memory (limit {} bytes)",
+                        program.sandbox.memory_bytes
+                    )
+                } else {
+                    error_text(&ctx, &describe, e)
+                }
+            };
+            let namespace = Module::import(&ctx, modules.entry.as_str())
+                .and_then(|p| settle::<Object>(&ctx, &p))
+                .map_err(fail)?;
+            let exported: Value = namespace.get("default").map_err(fail)?;
+            let shape: Function = ctx.eval(program.flavor.shape).map_err(fail)?;
+            let env = serde_json::to_string(&program.sandbox.env).unwrap_or_else(|_| "{}".into());
+            let install: Function = driver.get("install").map_err(fail)?;
+            let info: String = install.call((shape, exported, env)).map_err(fail)?;
+            let started: Started = serde_json::from_str(&info)
+                .map_err(|e| format!("internal: the plugin's shape is unreadable: {e}"))?;
+            Ok((Persistent::save(&ctx, driver), started))
+        });
+        interrupt_at.set(None);
+        let (driver, started) = loaded?;
+        Ok((
+            Engine {
+                driver,
+                context,
+                _runtime: runtime,
+                refused,
+                interrupted,
+                interrupt_at,
+                memory_bytes: program.sandbox.memory_bytes,
+            },
+            started,
+        ))
+    }
+
+    /// Run `f` with the driver's function `name`, interrupting it at the
+    /// earliest deadline in flight. On failure, returns why.
+    fn enter(
+        &self,
+        shared: &Shared,
+        name: &str,
+        f: impl for<'js> FnOnce(&Ctx<'js>, Function<'js>) -> rquickjs::Result<()>,
+    ) -> Result<(), String> {
+        self.interrupted.set(false);
+        self.interrupt_at.set(shared.earliest_deadline());
+        self.context.with(|ctx| {
+            let driver = self
+                .driver
+                .clone()
+                .restore(&ctx)
+                .map_err(|e| e.to_string())?;
+            let function: Function = driver.get(name).map_err(|e| e.to_string())?;
+            let describe: Function = driver.get("describe").map_err(|e| e.to_string())?;
+            f(&ctx, function).map_err(|e| error_text(&ctx, &describe, e))
+        })
+    }
+
+    /// Run queued promise jobs, one at a time, expiring calls whose deadline
+    /// an interrupted job passed.
+    fn run_jobs(&self, shared: &Shared) {
+        loop {
+            self.interrupted.set(false);
+            self.interrupt_at.set(shared.earliest_deadline());
+            let ran = self.context.with(|ctx| ctx.execute_pending_job());
+            if self.interrupted.get() {
+                shared.expire(Instant::now());
+            }
+            if !ran {
+                return;
+            }
+        }
+    }
+
+    /// Whether an allocation was refused since the last call; clears it.
+    fn take_refused(&self) -> bool {
+        self.refused.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// Evaluate the driver with the host's callbacks; returns its functions.
+fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<Object<'js>> {
+    let host = Object::new(ctx.clone())?;
+    let s = Rc::clone(shared);
+    host.set(
+        "done",
+        Function::new(ctx.clone(), move |id: f64, json: String| {
+            s.settled.borrow_mut().push((id as u64, Ok(json)));
+        })?,
+    )?;
+    let s = Rc::clone(shared);
+    host.set(
+        "fail",
+        Function::new(ctx.clone(), move |id: f64, message: String| {
+            s.settled.borrow_mut().push((id as u64, Err(message)));
+        })?,
+    )?;
+    let s = Rc::clone(shared);
+    host.set(
+        "log",
+        Function::new(
+            ctx.clone(),
+            move |id: Option<f64>, run_id: Option<String>, level: String, message: String| {
+                s.log(id.map(|i| i as u64), run_id, &level, &message);
+            },
+        )?,
+    )?;
+    let s = Rc::clone(shared);
+    host.set(
+        "timer",
+        Function::new(ctx.clone(), move |id: f64, ms: f64| {
+            let ms = if ms > 0.0 { ms.min(1e9) } else { 0.0 }; // NaN is 0
+            let due = Instant::now() + Duration::from_secs_f64(ms / 1000.0);
+            let owner = s.attributed();
+            s.timers.borrow_mut().push(Reverse((due, id as u64, owner)));
+        })?,
+    )?;
+    let driver: Function = ctx.eval(DRIVER)?;
+    driver.call((host,))
+}
+
+/// Drive the job queue until `promise` settles.
+fn settle<'js, T: rquickjs::FromJs<'js>>(
+    ctx: &Ctx<'js>,
+    promise: &rquickjs::Promise<'js>,
+) -> rquickjs::Result<T> {
+    loop {
+        if let Some(result) = promise.result::<T>() {
+            return result;
+        }
+        if !ctx.execute_pending_job() {
+            return Err(rquickjs::Error::new_loading_message(
+                "top-level await",
+                "it never settles (timers do not run while a plugin loads)",
+            ));
+        }
+    }
+}
+
+/// A failure as text: a thrown value through the driver's `describe`.
+fn error_text<'js>(ctx: &Ctx<'js>, describe: &Function<'js>, error: rquickjs::Error) -> String {
+    if !error.is_exception() {
+        return error.to_string();
+    }
+    let thrown = ctx.catch();
+    describe
+        .call::<_, String>((thrown,))
+        .unwrap_or_else(|_| "threw a value that cannot be shown".into())
+}
+
+/// The engine thread: load, then serve calls until every [`Instance`] is
+/// dropped.
+fn serve(
+    program: Program,
+    inbox: mpsc::Receiver<Request>,
+    ready: mpsc::SyncSender<Result<Started, String>>,
+) {
+    let shared = Rc::new(Shared::default());
+    let mut engine = match Engine::build(&program, &shared) {
+        Ok((engine, started)) => {
+            let name = match (&started.name, program.name_is_fixed) {
+                (Some(own), false) if !own.is_empty() => own.clone(),
+                _ => program.default_name.clone(),
+            };
+            *shared.name.borrow_mut() = name;
+            let _ = ready.send(Ok(started));
+            Some(engine)
+        }
+        Err(why) => {
+            let _ = ready.send(Err(why));
+            return;
+        }
+    };
+    let mut next_id: u64 = 0;
+    loop {
+        let request = match shared.next_wake() {
+            None => inbox
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
+        };
+        let now = Instant::now();
+        shared.expire(now);
+        match request {
+            Ok(request) => {
+                next_id += 1;
+                match &engine {
+                    Some(engine) => start_call(engine, &shared, next_id, request),
+                    None => {
+                        let _ = request.reply.send(Err(CallError::Crashed(
+                            "the plugin's engine could not be rebuilt after a failure".into(),
+                        )));
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        let Some(current) = &engine else { continue };
+        fire_timers(current, &shared);
+        current.run_jobs(&shared);
+        if settle_calls(current, &shared) {
+            // Out of memory: start afresh so later calls have room.
+            shared.fail_all("the plugin's engine was rebuilt after it ran out of memory");
+            shared.timers.borrow_mut().clear();
+            engine = Engine::build(&program, &shared).ok().map(|(e, _)| e);
+        }
+    }
+}
+
+/// Register a call and run its hook up to its first `await`.
+fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
+    if shared.calls.borrow().is_empty() {
+        engine.take_refused();
+    }
+    let hook = request.call.hook().as_str();
+    let args = request.call.args_json().to_string();
+    let run_id = request.call.run().run_id.clone();
+    shared.calls.borrow_mut().insert(
+        id,
+        InFlight {
+            call: request.call,
+            started: Instant::now(),
+            deadline: request.limits.deadline,
+            cancel: request.limits.cancel,
+            reply: request.reply,
+            dispatch: request.dispatch,
+            span: request.span,
+        },
+    );
+    shared.current.set(Some(id));
+    let entered = engine.enter(shared, "call", |_, call| {
+        call.call::<_, ()>((id as f64, hook, args, run_id))
+    });
+    shared.current.set(None);
+    if let Err(why) = entered {
+        fail_entry(engine, shared, Some(id), why);
+    }
+}
+
+/// Fire the timers that are due and whose call is still in flight.
+fn fire_timers(engine: &Engine, shared: &Shared) {
+    loop {
+        let now = Instant::now();
+        let due = {
+            let mut timers = shared.timers.borrow_mut();
+            match timers.peek() {
+                Some(Reverse((at, ..))) if *at <= now => timers.pop().map(|Reverse(t)| t),
+                _ => None,
+            }
+        };
+        let Some((_, timer, owner)) = due else { return };
+        let live = match owner {
+            Some(call) => shared.calls.borrow().contains_key(&call),
+            None => !shared.calls.borrow().is_empty(),
+        };
+        if !live {
+            continue;
+        }
+        shared.current.set(owner);
+        let entered = engine.enter(shared, "fire", |_, fire| {
+            fire.call::<_, ()>((timer as f64,))
+        });
+        shared.current.set(None);
+        if let Err(why) = entered {
+            fail_entry(engine, shared, owner, why);
+        }
+        engine.run_jobs(shared);
+    }
+}
+
+/// The driver itself failed (interrupted, or out of memory before the
+/// plugin's code could catch anything): answer who it concerns.
+fn fail_entry(engine: &Engine, shared: &Shared, call: Option<u64>, why: String) {
+    if engine.interrupted.get() {
+        shared.expire(Instant::now());
+        if let Some(id) = call {
+            shared.answer(id, |_| {
+                Err(CallError::Crashed(
+                    "interrupted: it kept the plugin busy past another call's deadline".into(),
+                ))
+            });
+        }
+    } else if let Some(id) = call {
+        shared.settled.borrow_mut().push((id, Err(why)));
+    }
+}
+
+/// Answer the calls that replied or failed. Returns whether one ran out of
+/// memory (the engine must be rebuilt).
+fn settle_calls(engine: &Engine, shared: &Shared) -> bool {
+    let settled: Vec<_> = shared.settled.borrow_mut().drain(..).collect();
+    let mut out_of_memory = false;
+    for (id, outcome) in settled {
+        match outcome {
+            Ok(json) => shared.answer(id, |call| decode_json_reply(call, &json)),
+            Err(message) => {
+                if engine.take_refused() {
+                    out_of_memory = true;
+                    shared.answer(id, |_| Err(CallError::OutOfMemory(engine.memory_bytes)));
+                } else {
+                    shared.answer(id, |_| Err(CallError::Crashed(message)));
+                }
+            }
+        }
+    }
+    out_of_memory
+}

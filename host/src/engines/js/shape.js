@@ -1,0 +1,50 @@
+// yohost's plugin shape: the default export is `definePlugin({...})` (or the
+// same plain object). Returns `{name, hooks}`, where each hook is a function
+// `(args, ctx) => reply` (or a promise of it). Unknown fields are an error,
+// so a misspelt hook is reported instead of silently ignored.
+(function shape(plugin) {
+  "use strict";
+  const HOOKS = ["before_tool", "after_tool", "before_model", "on_input", "on_stop", "on_event", "finish"];
+  const FIELDS = ["name", "tools", ...HOOKS];
+  if (plugin === null || typeof plugin !== "object") {
+    throw new TypeError("the plugin file must `export default definePlugin({...})` (from \"yohost\")");
+  }
+  const unknown = Object.keys(plugin).filter((k) => !FIELDS.includes(k));
+  if (unknown.length > 0) {
+    throw new TypeError(`the plugin has unknown field(s) ${unknown.map((k) => "`" + k + "`").join(", ")}; known: ${FIELDS.join(", ")}`);
+  }
+  const hooks = Object.create(null);
+  for (const hook of HOOKS) {
+    const handler = plugin[hook];
+    if (handler === undefined) continue;
+    if (typeof handler !== "function") throw new TypeError(`\`${hook}\` must be a function`);
+    hooks[hook] = (args, ctx) => handler.call(plugin, args, ctx);
+  }
+  if (plugin.tools !== undefined) {
+    if (!Array.isArray(plugin.tools)) throw new TypeError("`tools` must be a list of tools");
+    const byName = new Map();
+    const specs = plugin.tools.map((tool, i) => {
+      if (tool === null || typeof tool !== "object" || typeof tool.name !== "string" || tool.name === "") {
+        throw new TypeError(`tools[${i}] needs a \`name\``);
+      }
+      const run = tool.run ?? tool.execute;
+      if (typeof run !== "function") throw new TypeError(`tool \`${tool.name}\` needs a \`run\` (or \`execute\`) function`);
+      if (byName.has(tool.name)) throw new TypeError(`two tools are named \`${tool.name}\``);
+      byName.set(tool.name, (args, ctx) => run.call(tool, args, ctx));
+      const spec = {
+        name: tool.name,
+        description: tool.description ?? "",
+        parameters: tool.parameters ?? { type: "object", properties: {} },
+      };
+      if (tool.label !== undefined) spec.label = tool.label;
+      return spec;
+    });
+    hooks.tools = () => specs;
+    hooks.call_tool = (args, ctx) => {
+      const run = byName.get(args.tool);
+      if (run === undefined) throw new Error(`no tool named \`${args.tool}\``);
+      return run(args.args, ctx);
+    };
+  }
+  return { name: plugin.name, hooks };
+})

@@ -1,0 +1,306 @@
+//! Wasm component plugins on wasmtime: the way to run a plugin you do not
+//! fully trust.
+//!
+//! - **Interface.** A component exports `yohost:plugin/guest@0.1.0` and may
+//!   import `yohost:plugin/host@0.1.0` (logging) and WASI p2; see
+//!   `sdk-rust/wit/plugin.wit`. A component built against another version
+//!   is refused before it is linked, with both versions named.
+//! - **Compiled once.** One shared engine and linker ([`runtime`]); each
+//!   component is compiled once and cached on disk ([`cache`]), then
+//!   pre-linked (`InstancePre`) at load.
+//! - **A fresh instance per run.** [`Plugin::open_run`] instantiates;
+//!   [`PluginRun::close`] drops the instance. A trap discards the instance,
+//!   and the rest of the run fails closed.
+//! - **Sandboxed, default deny** ([`sandbox`]): no file, environment
+//!   variable, network or wall clock unless `plugin.toml` grants it; memory
+//!   capped per instance (64 MiB unless `limits.memory_mib` says otherwise,
+//!   reported as [`CallError::OutOfMemory`]); a call still running at its
+//!   deadline is interrupted by an epoch deadline ([`CallError::Timeout`]),
+//!   and so is a call whose run is cancelled.
+//! - **Threads.** Calls are synchronous wasmtime calls on a worker thread of
+//!   the run's own ([`crate::worker`]), so a guest that spins never holds an
+//!   async worker; the epoch deadline bounds how long it holds its thread.
+//!   The hand-off spins briefly instead of waking a sleeping thread, which
+//!   keeps a call's overhead to a few microseconds.
+
+mod bindings;
+pub mod cache;
+pub mod runtime;
+pub mod sandbox;
+
+use crate::discovery::Candidate;
+use crate::error::{CallError, LoadError};
+use crate::plugin::{CallLimits, Loaded, Plugin, PluginRun};
+use crate::worker::WorkerSlot;
+use bindings::{Guest, PluginPre};
+use sandbox::{Grants, Interrupted, State};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use wasmtime::Store;
+use yohost_contract::{Hook, HookCall, HookReply, RunInfo, WIT_PACKAGE};
+
+/// How long a component may take to answer `name` and `hooks` at load.
+pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Load a Wasm component plugin.
+pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
+    let path = &candidate.entry;
+    let invalid = |message: String| LoadError::Invalid {
+        path: path.clone(),
+        message,
+    };
+    let runtime = runtime::runtime().map_err(invalid)?;
+    let wasm =
+        std::fs::read(path).map_err(|e| invalid(format!("cannot read the component: {e}")))?;
+    if wasm.get(..8) == Some(b"\0asm\x01\0\0\0") {
+        return Err(invalid(
+            "a core Wasm module, not a component: build it with `--target wasm32-wasip2` (yohost-sdk's `wasm` feature)".into(),
+        ));
+    }
+    let component = cache::compile(&runtime.engine, &wasm).map_err(invalid)?;
+    check_version(&runtime.engine, &component, path)?;
+    let pre = runtime
+        .linker
+        .instantiate_pre(&component)
+        .and_then(PluginPre::new)
+        .map_err(|e| invalid(format!("cannot link the component: {e:?}")))?;
+    let grants = Grants::of(candidate)?;
+    let mut warnings = Vec::new();
+    if candidate.manifest.capabilities.exec {
+        warnings.push(
+            "capabilities.exec has no effect: a Wasm component cannot start processes".into(),
+        );
+    }
+    let mut plugin = Template {
+        name: candidate.name.clone(),
+        pre,
+        grants,
+    };
+    let (own_name, hooks) = plugin
+        .probe()
+        .map_err(|e| invalid(format!("failed at load: {e}")))?;
+    // Log lines carry the name the host gives the plugin (the registry's
+    // rule: the manifest's, else the plugin's own).
+    if !candidate.named_by_manifest && !own_name.is_empty() {
+        plugin.name = own_name.clone();
+    }
+    Ok(Loaded {
+        plugin: Arc::new(WasmPlugin(Arc::new(plugin))),
+        hooks,
+        name: Some(own_name),
+        warnings,
+        ecosystem: None,
+    })
+}
+
+/// Where the compiled artifact of the component `wasm` is cached, if there
+/// is a cache directory.
+pub fn cached_artifact(wasm: &[u8]) -> Option<PathBuf> {
+    cache::artifact_path(&runtime::runtime().ok()?.engine, wasm)
+}
+
+/// Refuse a component built against another version of `yohost:plugin`,
+/// naming both versions, or one that does not export the guest interface.
+fn check_version(
+    engine: &wasmtime::Engine,
+    component: &wasmtime::component::Component,
+    path: &Path,
+) -> Result<(), LoadError> {
+    let (package, ours) = WIT_PACKAGE.split_once('@').unwrap_or((WIT_PACKAGE, ""));
+    let wanted = format!("{package}/guest@{ours}");
+    let ty = component.component_type();
+    let mut names: Vec<String> = ty
+        .exports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    if names.contains(&wanted) {
+        return Ok(());
+    }
+    names.extend(ty.imports(engine).map(|(name, _)| name.to_string()));
+    let theirs = names.iter().find_map(|name| {
+        name.strip_prefix(package)?
+            .split_once('@')
+            .map(|(_, v)| v.to_string())
+    });
+    Err(LoadError::IncompatibleApi {
+        path: path.to_path_buf(),
+        message: match theirs {
+            Some(version) => format!(
+                "built against {package}@{version}, but this host speaks {WIT_PACKAGE}; rebuild it against this yohost-sdk"
+            ),
+            None => format!("not a yohost plugin: the component does not export `{wanted}` (build it with yohost-sdk's `export_plugin!` and the `wasm` feature)"),
+        },
+    })
+}
+
+/// What every instance of a plugin is made from.
+struct Template {
+    /// The plugin's name, for its log lines.
+    name: String,
+    pre: PluginPre<State>,
+    grants: Grants,
+}
+
+impl Template {
+    /// A fresh, sandboxed instance serving `run_id`.
+    fn instantiate(&self, run_id: &str) -> Result<Instance, CallError> {
+        let state =
+            State::new(&self.grants, &self.name, run_id).map_err(CallError::CapabilityDenied)?;
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|state| &mut state.memory);
+        store.epoch_deadline_callback(|ctx| match ctx.data().interrupted() {
+            Some(why) => Err(wasmtime::Error::new(why)),
+            None => Ok(wasmtime::UpdateDeadline::Continue(1)),
+        });
+        let mut instance = Instance { store, guest: None };
+        instance.arm(Instant::now() + LOAD_TIMEOUT, None);
+        let started = Instant::now();
+        match self.pre.instantiate(&mut instance.store) {
+            Ok(bindings) => {
+                instance.guest = Some(bindings);
+                Ok(instance)
+            }
+            Err(e) => Err(instance.failure(e, started)),
+        }
+    }
+
+    /// Instantiate once to read the plugin's name and hooks.
+    fn probe(&self) -> Result<(String, BTreeSet<Hook>), CallError> {
+        let mut instance = self.instantiate("")?;
+        let started = Instant::now();
+        instance.arm(started + LOAD_TIMEOUT, None);
+        let guest = instance.guest().clone();
+        let name = guest
+            .call_name(&mut instance.store)
+            .map_err(|e| instance.failure(e, started))?;
+        let hooks = guest
+            .call_hooks(&mut instance.store)
+            .map_err(|e| instance.failure(e, started))?;
+        Ok((name, hooks.into_iter().map(bindings::hook).collect()))
+    }
+}
+
+struct WasmPlugin(Arc<Template>);
+
+#[async_trait::async_trait]
+impl Plugin for WasmPlugin {
+    async fn open_run(&self, run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
+        let template = Arc::clone(&self.0);
+        let run_id = run.run_id.clone();
+        let worker = WorkerSlot::new("wasm");
+        let instance = worker
+            .run(move || template.instantiate(&run_id))
+            .await
+            .unwrap_or_else(|e| Err(CallError::Crashed(e.to_string())))?;
+        Ok(Arc::new(WasmRun {
+            slot: Arc::new(Mutex::new(Slot::Live(Box::new(instance)))),
+            worker,
+        }))
+    }
+}
+
+/// One instance and its store.
+struct Instance {
+    store: Store<State>,
+    guest: Option<bindings::Plugin>,
+}
+
+impl Instance {
+    fn guest(&self) -> &Guest {
+        self.guest
+            .as_ref()
+            .expect("instantiated")
+            .yohost_plugin_guest()
+    }
+
+    /// Set the deadline (and the run's cancel) for the next call.
+    fn arm(&mut self, deadline: Instant, cancel: Option<&tokio_util::sync::CancellationToken>) {
+        let state = self.store.data_mut();
+        state.deadline = deadline;
+        state.cancel = cancel.cloned().unwrap_or_default();
+        state.memory.hit = false;
+        self.store.set_epoch_deadline(1);
+    }
+
+    /// What a trap means: an interrupt, the memory limit, or a crash.
+    fn failure(&self, error: wasmtime::Error, started: Instant) -> CallError {
+        if let Some(why) = error.downcast_ref::<Interrupted>() {
+            return match why {
+                Interrupted::Deadline => CallError::Timeout(started.elapsed()),
+                Interrupted::Cancelled => CallError::Cancelled,
+            };
+        }
+        let memory = &self.store.data().memory;
+        if memory.hit {
+            return CallError::OutOfMemory(memory.limit() as u64);
+        }
+        match error.downcast_ref::<wasmtime::Trap>() {
+            Some(trap) => CallError::Crashed(format!("trapped: {trap}")),
+            None => CallError::Crashed(format!("{error:?}")),
+        }
+    }
+
+    /// Run `call`, within `limits`.
+    fn call(&mut self, call: &HookCall, limits: &CallLimits) -> Result<HookReply, Failure> {
+        self.arm(limits.deadline, Some(&limits.cancel));
+        let started = Instant::now();
+        let guest = self.guest().clone();
+        match bindings::invoke(&guest, &mut self.store, call) {
+            Ok(Ok(reply)) => bindings::reply(call, reply).map_err(Failure::Kept),
+            Ok(Err(message)) => Err(Failure::Kept(CallError::Guest(message))),
+            Err(trap) => Err(Failure::Discarded(self.failure(trap, started))),
+        }
+    }
+}
+
+/// A failed call, and whether the instance survived it.
+enum Failure {
+    /// The plugin answered badly; the instance is still usable.
+    Kept(CallError),
+    /// The instance trapped and is gone.
+    Discarded(CallError),
+}
+
+enum Slot {
+    Live(Box<Instance>),
+    Gone(String),
+}
+
+struct WasmRun {
+    slot: Arc<Mutex<Slot>>,
+    worker: WorkerSlot,
+}
+
+#[async_trait::async_trait]
+impl PluginRun for WasmRun {
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+        let slot = Arc::clone(&self.slot);
+        let work = self.worker.run(move || {
+            let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+            let instance = match &mut *slot {
+                Slot::Live(instance) => instance,
+                Slot::Gone(why) => return Err(CallError::Unloaded(why.clone())),
+            };
+            match instance.call(&call, &limits) {
+                Ok(reply) => Ok(reply),
+                Err(Failure::Kept(error)) => Err(error),
+                Err(Failure::Discarded(error)) => {
+                    *slot = Slot::Gone(format!("its instance was discarded after it {error}"));
+                    Err(error)
+                }
+            }
+        });
+        work.await
+            .unwrap_or_else(|e| Err(CallError::Crashed(e.to_string())))
+    }
+
+    async fn close(&self) {
+        // A call still running keeps the instance until its deadline
+        // interrupts it; the last reference drops it then.
+        if let Ok(mut slot) = self.slot.try_lock() {
+            *slot = Slot::Gone("the run ended".into());
+        }
+    }
+}

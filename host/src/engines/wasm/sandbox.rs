@@ -1,0 +1,220 @@
+//! What a Wasm plugin may touch: the WASI context built from its
+//! `[capabilities]` (deny unless granted), its memory limit, and the state
+//! of its store.
+//!
+//! Granted: the directories in `read` (read-only) and `write` (read-write),
+//! preopened under the path as written in the manifest and resolved against
+//! the plugin's folder; the environment variables in `env` (their values at
+//! load); the network only with `network = true`. Never granted: any other
+//! file, variable or address, the wall clock (it reads as 1970-01-01), stdin.
+//! Stdout and stderr are discarded: plugins log through the `host` import.
+
+use crate::discovery::Candidate;
+use crate::error::LoadError;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::ResourceTable;
+use wasmtime::ResourceLimiter;
+use wasmtime_wasi::{FsPerms, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+/// The most table elements an instance may have (each costs a pointer).
+const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+/// What a plugin's manifest grants, resolved at load.
+#[derive(Debug, Clone)]
+pub(super) struct Grants {
+    /// (host directory, path the guest sees, permissions).
+    dirs: Vec<(PathBuf, String, FsPerms)>,
+    /// Variables the guest sees, with their values at load.
+    env: Vec<(String, String)>,
+    /// Whether sockets and name lookup are allowed.
+    network: bool,
+    /// The instance's memory limit in bytes.
+    pub memory_bytes: usize,
+}
+
+impl Grants {
+    /// Read the grants of `candidate`'s manifest. A directory that does not
+    /// exist is an error that names it.
+    pub fn of(candidate: &Candidate) -> Result<Grants, LoadError> {
+        let caps = &candidate.manifest.capabilities;
+        let base = candidate.base_dir();
+        let mut dirs = Vec::new();
+        let granted = caps
+            .write
+            .iter()
+            .map(|p| (p, FsPerms::ReadWrite, "write"))
+            .chain(
+                caps.read
+                    .iter()
+                    .filter(|p| !caps.write.contains(p))
+                    .map(|p| (p, FsPerms::ReadOnly, "read")),
+            );
+        for (path, perms, field) in granted {
+            let host = base.join(path);
+            if !host.is_dir() {
+                return Err(LoadError::Invalid {
+                    path: candidate.entry.clone(),
+                    message: format!(
+                        "capabilities.{field} names {}, which is not a directory",
+                        host.display()
+                    ),
+                });
+            }
+            dirs.push((host, path.to_string_lossy().into_owned(), perms));
+        }
+        let env = caps
+            .env
+            .iter()
+            .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+            .collect();
+        Ok(Grants {
+            dirs,
+            env,
+            network: caps.network,
+            memory_bytes: usize::try_from(candidate.manifest.memory_bytes()).unwrap_or(usize::MAX),
+        })
+    }
+
+    /// A fresh WASI context with exactly these grants.
+    fn wasi(&self) -> Result<WasiCtx, String> {
+        let mut builder = WasiCtxBuilder::new();
+        builder
+            .allow_blocking_current_thread(true)
+            .wall_clock(FrozenWallClock)
+            .envs(&self.env)
+            .allow_tcp(self.network)
+            .allow_udp(self.network)
+            .allow_ip_name_lookup(self.network);
+        if self.network {
+            builder.inherit_network();
+        }
+        for (host, guest, perms) in &self.dirs {
+            builder
+                .preopened_dir(host, guest, *perms)
+                .map_err(|e| format!("cannot open granted directory {}: {e}", host.display()))?;
+        }
+        Ok(builder.build())
+    }
+}
+
+/// The wall clock a guest sees: always the Unix epoch.
+struct FrozenWallClock;
+
+impl HostWallClock for FrozenWallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+/// Caps the total linear memory of one instance, and remembers whether a
+/// growth was refused (so a trap that follows is reported as out of memory).
+pub(super) struct MemoryLimiter {
+    limit: usize,
+    used: usize,
+    /// A growth past the limit was refused during the current call.
+    pub hit: bool,
+}
+
+impl MemoryLimiter {
+    /// The limit in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let after = self.used.saturating_sub(current).saturating_add(desired);
+        if after > self.limit {
+            self.hit = true;
+            return Ok(false);
+        }
+        self.used = after;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// Why the host interrupted a running guest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Interrupted {
+    /// The call's deadline passed.
+    #[error("interrupted at its deadline")]
+    Deadline,
+    /// The run was cancelled.
+    #[error("interrupted: the run was cancelled")]
+    Cancelled,
+}
+
+/// The data of one instance's store.
+pub(super) struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// The memory limit.
+    pub memory: MemoryLimiter,
+    /// The run the instance serves; attached to every log line.
+    pub run_id: String,
+    /// The plugin's name, for log lines.
+    pub plugin: String,
+    /// When the current call must stop.
+    pub deadline: Instant,
+    /// The current call's run cancel.
+    pub cancel: CancellationToken,
+}
+
+impl State {
+    /// A store state for `plugin` serving `run_id`, with `grants`.
+    pub fn new(grants: &Grants, plugin: &str, run_id: &str) -> Result<State, String> {
+        Ok(State {
+            wasi: grants.wasi()?,
+            table: ResourceTable::new(),
+            memory: MemoryLimiter {
+                limit: grants.memory_bytes,
+                used: 0,
+                hit: false,
+            },
+            run_id: run_id.to_string(),
+            plugin: plugin.to_string(),
+            deadline: Instant::now(),
+            cancel: CancellationToken::new(),
+        })
+    }
+
+    /// Whether the running guest must stop now, and why.
+    pub fn interrupted(&self) -> Option<Interrupted> {
+        if self.cancel.is_cancelled() {
+            Some(Interrupted::Cancelled)
+        } else if Instant::now() >= self.deadline {
+            Some(Interrupted::Deadline)
+        } else {
+            None
+        }
+    }
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! A thread of a plugin's own for calls that block: native dylib code and
+//! synchronous Wasm calls.
+//!
+//! A call's closure runs on the worker with the caller's tracing subscriber
+//! and span, so its log lines land where the caller's would. The worker and
+//! the caller each spin for up to [`SPIN`] before sleeping, so back-to-back
+//! calls cross threads without waking a sleeping thread (which costs
+//! microseconds); an idle worker sleeps and costs nothing.
+//!
+//! A call that is abandoned (its deadline passed, its run was cancelled)
+//! retires its worker: code that cannot be interrupted may keep that thread
+//! forever, so the next call starts a new one. Workers are plain threads,
+//! not the async runtime's blocking pool, so a stuck one never holds up the
+//! runtime's shutdown.
+
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// How long a worker spins for its next job, and a caller for its reply.
+pub const SPIN: Duration = Duration::from_micros(50);
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Why a worker could not run a call.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WorkerError {
+    /// The thread could not be started.
+    #[error("cannot start a worker thread: {0}")]
+    Spawn(String),
+    /// The worker stopped before answering (the job panicked).
+    #[error("its worker thread stopped before answering")]
+    Stopped,
+}
+
+/// A lazily started worker thread, retired when a call is abandoned.
+pub struct WorkerSlot {
+    name: String,
+    jobs: Mutex<Option<Sender<Job>>>,
+}
+
+impl WorkerSlot {
+    /// A slot whose threads are named `yohost-<name>`.
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: format!("yohost-{name}"),
+            jobs: Mutex::new(None),
+        }
+    }
+
+    /// Run `job` on the worker and wait for its result.
+    pub async fn run<R: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<R, WorkerError> {
+        let (reply, mut answer) = oneshot::channel();
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
+        let span = tracing::Span::current();
+        let boxed: Job = Box::new(move || {
+            let result = tracing::dispatcher::with_default(&dispatch, || span.in_scope(job));
+            let _ = reply.send(result);
+        });
+        self.send(boxed)?;
+        let mut guard = Abandoned {
+            slot: self,
+            done: false,
+        };
+        let spin_until = Instant::now() + SPIN;
+        let result = loop {
+            match answer.try_recv() {
+                Ok(result) => break Ok(result),
+                Err(oneshot::error::TryRecvError::Closed) => break Err(WorkerError::Stopped),
+                Err(oneshot::error::TryRecvError::Empty) if Instant::now() < spin_until => {
+                    std::hint::spin_loop()
+                }
+                Err(oneshot::error::TryRecvError::Empty) => {
+                    break (&mut answer).await.map_err(|_| WorkerError::Stopped)
+                }
+            }
+        };
+        guard.done = true;
+        if result.is_err() {
+            self.retire();
+        }
+        result
+    }
+
+    fn send(&self, job: Job) -> Result<(), WorkerError> {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        if jobs.is_none() {
+            *jobs = Some(start(&self.name)?);
+        }
+        let Some(sender) = jobs.as_ref() else {
+            return Err(WorkerError::Stopped);
+        };
+        if let Err(std::sync::mpsc::SendError(job)) = sender.send(job) {
+            // The worker died: start a fresh one for this job.
+            let fresh = start(&self.name)?;
+            fresh.send(job).map_err(|_| WorkerError::Stopped)?;
+            *jobs = Some(fresh);
+        }
+        Ok(())
+    }
+
+    fn retire(&self) {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// Retires the worker if the call it guards is dropped before it ends.
+struct Abandoned<'a> {
+    slot: &'a WorkerSlot,
+    done: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.slot.retire();
+        }
+    }
+}
+
+fn start(name: &str) -> Result<Sender<Job>, WorkerError> {
+    let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(move || {
+            while let Some(job) = next_job(&queue) {
+                job();
+            }
+        })
+        .map_err(|e| WorkerError::Spawn(e.to_string()))?;
+    Ok(jobs)
+}
+
+/// The next job, spinning briefly before blocking; `None` once the worker
+/// is retired (its sender dropped).
+fn next_job(queue: &Receiver<Job>) -> Option<Job> {
+    let spin_until = Instant::now() + SPIN;
+    while Instant::now() < spin_until {
+        match queue.try_recv() {
+            Ok(job) => return Some(job),
+            Err(TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(TryRecvError::Disconnected) => return None,
+        }
+    }
+    queue.recv().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_job_runs_on_the_worker_and_an_abandoned_one_retires_it() {
+        let slot = WorkerSlot::new("test");
+        let name = slot
+            .run(|| std::thread::current().name().map(String::from))
+            .await
+            .unwrap();
+        assert_eq!(name.as_deref(), Some("yohost-test"));
+        let stuck = tokio::time::timeout(
+            Duration::from_millis(50),
+            slot.run(|| {
+                std::thread::sleep(Duration::from_secs(3600));
+            }),
+        )
+        .await;
+        assert!(stuck.is_err(), "the caller stops waiting");
+        // A new worker serves the next call, though the old one is stuck.
+        assert_eq!(slot.run(|| 7).await.unwrap(), 7);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_is_an_error_and_the_next_job_runs() {
+        let slot = WorkerSlot::new("panics");
+        assert!(slot.run(|| panic!("job panicked")).await.is_err());
+        assert_eq!(slot.run(|| 1).await.unwrap(), 1);
+    }
+}

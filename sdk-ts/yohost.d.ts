@@ -1,0 +1,224 @@
+// Types of the `yohost` module: what a TypeScript plugin imports.
+//
+// A plugin file's default export is `definePlugin({...})`. Every hook may be
+// sync or async. Replies follow the hook contract exactly; any other shape
+// is a failure, and failures fail closed (a failing `before_tool` denies the
+// call, a failing `on_input` rejects the input, a failing `after_tool`
+// withholds the output).
+
+declare module "yohost" {
+  /** The version of the plugin API this SDK speaks. */
+  export const API_VERSION: string;
+
+  // ---- Values ----------------------------------------------------------
+
+  /** Any JSON value. */
+  export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+  /** A text block. */
+  export interface TextBlock {
+    type: "text";
+    text: string;
+  }
+
+  /** An image block: base64 `data`, png, jpeg, gif or webp, at most 10 MiB decoded. */
+  export interface ImageBlock {
+    type: "image";
+    data: string;
+    mimeType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+  }
+
+  /** A content block, in yoagent's JSON form. */
+  export type ContentBlock = TextBlock | ImageBlock;
+
+  /** The run a hook call belongs to. */
+  export interface RunInfo {
+    /** Unique per run; every log line of the call carries it. */
+    run_id: string;
+    /** The host's label for the run. */
+    label?: string;
+    /** 0 for a top-level run, 1 for a sub-agent's run, and so on. */
+    depth: number;
+    /** For a delegated run: the calling run's id. */
+    parent_run_id?: string;
+    /** For a delegated run: the tool call that started it. */
+    delegated_by?: string;
+  }
+
+  /** A tool's output. */
+  export interface ToolOutput {
+    content: ContentBlock[];
+    details: Json;
+    is_error: boolean;
+  }
+
+  // ---- Hook arguments ---------------------------------------------------
+
+  /** `before_tool`'s argument. */
+  export interface BeforeToolArgs {
+    run: RunInfo;
+    /** The tool the model wants to run. */
+    tool: string;
+    call_id: string;
+    /** The arguments (as rewritten by plugins earlier in the chain). */
+    args: { [key: string]: Json };
+    user_request?: string;
+    latest_user_text?: string;
+  }
+
+  /** `after_tool`'s argument: the call and its output. */
+  export interface AfterToolArgs {
+    run: RunInfo;
+    tool: string;
+    call_id: string;
+    args: { [key: string]: Json };
+    /** The output, as edited by plugins earlier in the chain. */
+    output: ToolOutput;
+  }
+
+  /** `before_model`'s argument. */
+  export interface BeforeModelArgs {
+    run: RunInfo;
+    model: string;
+    /** The names of the tools offered this turn. */
+    tools: string[];
+    user_request?: string;
+  }
+
+  /** `on_input`'s argument. */
+  export interface OnInputArgs {
+    run: RunInfo;
+    /** Every user text block of the prompt, joined by newlines. */
+    text: string;
+  }
+
+  /** `on_stop`'s argument. */
+  export interface OnStopArgs {
+    run: RunInfo;
+    /** The model's final answer. */
+    answer: string;
+    /** How many times this run was continued already. */
+    continues: number;
+  }
+
+  /** `on_event`'s argument: yoagent's `AgentEvent` JSON. */
+  export interface OnEventArgs {
+    run: RunInfo;
+    event: { type: string; [key: string]: Json };
+  }
+
+  /** `finish`'s argument. */
+  export interface FinishArgs {
+    run: RunInfo;
+    end: "completed" | "stopped" | "rejected" | "cancelled" | "failed";
+    reason?: string;
+    error?: string;
+  }
+
+  // ---- Hook replies -----------------------------------------------------
+
+  /** Allow (`null`/nothing), deny with a reason the model sees, or rewrite the arguments. */
+  export type BeforeToolReply = null | undefined | void | { deny: string } | { args: { [key: string]: Json } };
+
+  /** Keep the output (`null`), or replace the fields given. */
+  export type AfterToolReply =
+    | null
+    | undefined
+    | void
+    | { content?: ContentBlock[]; details?: Json; is_error?: boolean };
+
+  /** Nothing to add, a note (string or `{note}`), or stop the run. */
+  export type BeforeModelReply = null | undefined | void | string | { note: string } | { stop: string };
+
+  /** Accept the input, or reject it (the run does not start). */
+  export type OnInputReply = null | undefined | void | { reject: string };
+
+  /** Accept the answer, send the model a message and go on, or fail. */
+  export type OnStopReply = null | undefined | void | { continue: string } | { fail: string };
+
+  /** A tool's result: text, or content with optional details. */
+  export type ToolResult = string | { content: ContentBlock[]; details?: Json; is_error?: boolean };
+
+  // ---- The context ------------------------------------------------------
+
+  /** Log lines go to the host's log, tagged with the plugin and this call's run. */
+  export interface Logger {
+    info(...args: unknown[]): void;
+    warn(...args: unknown[]): void;
+    error(...args: unknown[]): void;
+    debug(...args: unknown[]): void;
+  }
+
+  /** What every hook receives beside its argument. */
+  export interface Ctx {
+    /** The run this call belongs to. */
+    readonly run_id: string;
+    /** A logger whose lines carry `run_id`, also after `await`. */
+    readonly log: Logger;
+    /** The environment variables `plugin.toml` grants (`[capabilities] env`), and no others. */
+    readonly env: Readonly<Record<string, string>>;
+  }
+
+  type Awaitable<T> = T | Promise<T>;
+
+  /** A tool the plugin offers. */
+  export interface Tool<A = any> {
+    /** The name the model calls it by. */
+    name: string;
+    /** What the model reads about it. */
+    description?: string;
+    /** JSON Schema of its arguments (an object schema). */
+    parameters?: { type: "object"; [key: string]: Json };
+    /** A human-readable label. */
+    label?: string;
+    /** Run it. */
+    run?: (args: A, ctx: Ctx) => Awaitable<ToolResult>;
+    /** The same as `run` (for authors used to that name). */
+    execute?: (args: A, ctx: Ctx) => Awaitable<ToolResult>;
+  }
+
+  /** A plugin: every field is optional; unknown fields refuse the plugin. */
+  export interface PluginDefinition {
+    /** The plugin's name (a `plugin.toml` name wins). */
+    name?: string;
+    /** Tools to offer the model. */
+    tools?: Tool[];
+    /** Judge a tool call: allow, deny or rewrite. */
+    before_tool?: (args: BeforeToolArgs, ctx: Ctx) => Awaitable<BeforeToolReply>;
+    /** Filter a tool call's output. */
+    after_tool?: (args: AfterToolArgs, ctx: Ctx) => Awaitable<AfterToolReply>;
+    /** Add a note before a model request, or stop the run. */
+    before_model?: (args: BeforeModelArgs, ctx: Ctx) => Awaitable<BeforeModelReply>;
+    /** Judge a run's input. */
+    on_input?: (args: OnInputArgs, ctx: Ctx) => Awaitable<OnInputReply>;
+    /** Verify the model's final answer. */
+    on_stop?: (args: OnStopArgs, ctx: Ctx) => Awaitable<OnStopReply>;
+    /** Observe an event (the reply is ignored). */
+    on_event?: (args: OnEventArgs, ctx: Ctx) => Awaitable<unknown>;
+    /** The run ended (the reply is ignored). */
+    finish?: (args: FinishArgs, ctx: Ctx) => Awaitable<unknown>;
+  }
+
+  /** Declare a plugin: `export default definePlugin({...})`. */
+  export function definePlugin<P extends PluginDefinition>(plugin: P): P;
+
+  /** Declare a tool, typing its arguments. */
+  export function defineTool<A = any>(tool: Tool<A>): Tool<A>;
+
+  /** A text block. */
+  export function text(text: string): TextBlock;
+
+  /** An image block. */
+  export function image(data: string, mimeType: ImageBlock["mimeType"]): ImageBlock;
+}
+
+// The globals the host provides to every plugin.
+declare var console: {
+  log(...args: unknown[]): void;
+  info(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+  debug(...args: unknown[]): void;
+};
+declare function setTimeout<A extends unknown[]>(fn: (...args: A) => void, ms?: number, ...args: A): number;
+declare function clearTimeout(id: number | undefined): void;

@@ -1,0 +1,5 @@
+import { definePlugin } from "yohost";
+
+const broken: = 3;
+
+export default definePlugin({});
