@@ -24,7 +24,12 @@
 //! - `session_start` runs at load and `session_shutdown` when the plugin
 //!   is dropped; `node:fs` works inside the manifest's grants only;
 //!   `pi.exec` runs only when `capabilities.exec` is granted;
-//! - a call the host cannot honour (`pi.sendMessage`) fails its hook closed.
+//! - a call the host cannot honour (`pi.sendMessage`) fails its hook closed;
+//! - the former `@mariozechner/*` names and `typebox` work, and tool
+//!   parameters become plain JSON Schema;
+//! - `context` handlers and `registerProvider` refuse the extension, naming
+//!   them; shortcuts, flags and widgets set at load are reported as
+//!   warnings; a `pi-tui` import refuses it, naming the import.
 
 mod support;
 
@@ -609,4 +614,125 @@ export default function (pi: ExtensionAPI) {
     assert!(lines
         .iter()
         .all(|l| !l["fields"]["run_id"].as_str().unwrap_or("").is_empty()));
+}
+
+#[tokio::test]
+async fn former_package_names_and_typebox_give_json_schema_tools() {
+    let dir = plugin_dir();
+    pi_plugin(
+        dir.path(),
+        "todo.ts",
+        r#"import { Type } from "typebox";
+import { StringEnum } from "@mariozechner/pi-ai";
+import { defineTool, type ExtensionAPI } from "@mariozechner/pi-coding-agent";
+const todo = defineTool({
+  name: "todo",
+  label: "Todo",
+  description: "Keep a list",
+  parameters: Type.Object({
+    action: StringEnum(["list", "add"] as const),
+    text: Type.Optional(Type.String({ description: "The item" })),
+    tags: Type.Optional(Type.Array(Type.String())),
+  }),
+  async execute(_id, params) {
+    return { content: [{ type: "text", text: `${params.action}:${params.text ?? ""}` }] };
+  },
+});
+export default function (pi: ExtensionAPI) {
+  pi.registerTool(todo);
+}"#,
+    );
+    let host = PluginHost::open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let HookReply::Tools(specs) = ask(&host, HookCall::Tools).await else {
+        panic!("tools replies with tools");
+    };
+    assert_eq!(
+        specs[0].parameters,
+        json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["list", "add"]},
+                "text": {"type": "string", "description": "The item"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["action"],
+        })
+    );
+    let (agent, _) = scripted(vec![
+        call("todo", json!({"action": "add", "text": "milk"})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "add milk").await);
+    assert_eq!(results[0], ("todo".into(), "add:milk".into(), false));
+}
+
+#[test]
+fn what_rewrites_the_request_is_refused_and_what_belongs_to_an_app_is_reported() {
+    let dir = plugin_dir();
+    pi_plugin(
+        dir.path(),
+        "rewriter.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.on("context", (event) => ({ messages: event.messages.slice(-2) }));
+  pi.registerProvider("proxy", { baseUrl: "https://proxy.example" });
+}"#,
+    );
+    pi_plugin(
+        dir.path(),
+        "appish.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerShortcut("ctrl+x", { handler: () => {} });
+  pi.registerFlag("plan", { type: "boolean", default: false });
+  pi.on("session_start", (_event, ctx) => ctx.ui.setWidget("w", ["line"]));
+  pi.on("tool_call", () => (pi.getFlag("plan") ? { block: true, reason: "planning" } : undefined));
+}"#,
+    );
+    pi_plugin(
+        dir.path(),
+        "tui.ts",
+        r#"import { Text } from "@earendil-works/pi-tui";
+export default function (pi) { pi.registerMessageRenderer("x", () => new Text("", 0, 0)); }"#,
+    );
+    let doc = yohost_check(dir.path());
+    let find = |name: &str| {
+        doc["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {doc}"))
+            .clone()
+    };
+    let rewriter = find("rewriter");
+    assert_eq!(rewriter["status"], "refused");
+    let reason = rewriter["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("listens for `context`")
+            && reason.contains("calls `pi.registerProvider(\"proxy\")`"),
+        "{reason}"
+    );
+    let appish = find("appish");
+    assert_eq!(appish["status"], "loaded", "{appish}");
+    assert_eq!(appish["hooks"], json!(["before_tool"]));
+    assert_eq!(
+        appish["warnings"],
+        json!([
+            "registers the shortcut `ctrl+x`, which belongs to an app: the host ignores it",
+            "registers the flag `--plan`, which belongs to an app: the host ignores it",
+            "sets a UI widget, which belongs to an app: the host ignores it",
+        ])
+    );
+    let tui = find("tui");
+    assert_eq!(tui["status"], "refused");
+    assert!(
+        tui["reason"]
+            .as_str()
+            .unwrap()
+            .contains("imports \"@earendil-works/pi-tui\""),
+        "{tui}"
+    );
 }

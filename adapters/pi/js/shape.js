@@ -99,7 +99,10 @@
   const unavailable = (what, why) => () => {
     throw new Error(`${what} is not available in yohost: ${why}`);
   };
-  const warnApp = (what) => warnings.push(`${what}, which belongs to an app: the host ignores it`);
+  const warnApp = (what) => {
+    const warning = `${what}, which belongs to an app: the host ignores it`;
+    if (!warnings.includes(warning)) warnings.push(warning);
+  };
 
   function on(event, handler) {
     if (typeof handler !== "function") throw new TypeError(`pi.on("${event}") needs a handler function`);
@@ -187,11 +190,15 @@
     setThinkingLevel: unavailable("pi.setThinkingLevel", "the host decides the model's settings"),
   });
 
-  // pi's print mode: no dialogs, notifications go to the log.
+  // pi's print mode: no dialogs, notifications go to the log. Widgets and
+  // the like do nothing; set while the extension loads, they are reported.
   const identity = (_style, text) => (text === undefined ? _style : text);
   const theme = Object.freeze({ fg: identity, bg: identity, bold: (t) => t, italic: (t) => t, underline: (t) => t, strikethrough: (t) => t, inverse: (t) => t, dim: (t) => t });
   function makeUi(log) {
     const quiet = () => {};
+    const widget = (what) => () => {
+      if (!loaded) warnApp(`sets ${what}`);
+    };
     return Object.freeze({
       select: async () => undefined,
       confirm: async () => false,
@@ -203,20 +210,20 @@
         at(String(message));
       },
       onTerminalInput: () => quiet,
-      setStatus: quiet,
-      setWorkingMessage: quiet,
+      setStatus: widget("a status line"),
+      setWorkingMessage: widget("a working message"),
       setWorkingVisible: quiet,
-      setWorkingIndicator: quiet,
+      setWorkingIndicator: widget("a working indicator"),
       setHiddenThinkingLabel: quiet,
-      setWidget: quiet,
-      setFooter: quiet,
-      setHeader: quiet,
-      setTitle: quiet,
+      setWidget: widget("a UI widget"),
+      setFooter: widget("a footer"),
+      setHeader: widget("a header"),
+      setTitle: widget("the terminal title"),
       pasteToEditor: quiet,
       setEditorText: quiet,
       getEditorText: () => "",
       addAutocompleteProvider: quiet,
-      setEditorComponent: quiet,
+      setEditorComponent: widget("an editor component"),
       getEditorComponent: () => undefined,
       theme,
       getAllThemes: () => [],
