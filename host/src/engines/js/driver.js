@@ -13,6 +13,7 @@
   const timers = new Map();
   let nextTimer = 1;
   let hooks = Object.create(null);
+  let unload = () => {};
   let env = Object.freeze(Object.create(null));
 
   function show(value) {
@@ -91,13 +92,22 @@
 
   return {
     // Turn the entry module's default export into hooks with the flavor's
-    // `shape`; returns `{name, hooks}` as JSON.
-    install(shape, exported, envJson) {
+    // `shape` (which may be async); resolves to `{name, hooks, warnings}`
+    // as JSON.
+    async install(shape, exported, envJson) {
       env = Object.freeze(JSON.parse(envJson));
-      const shaped = shape(exported);
+      const shaped = await shape(exported);
       hooks = shaped.hooks;
+      if (typeof shaped.unload === "function") unload = shaped.unload;
       const name = typeof shaped.name === "string" ? shaped.name : null;
-      return JSON.stringify({ name, hooks: Object.keys(hooks) });
+      const warnings = Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [];
+      return JSON.stringify({ name, hooks: Object.keys(hooks), warnings });
+    },
+    // The plugin is being dropped: run the shape's `unload`, if it gave one.
+    unload() {
+      return Promise.resolve(unload()).catch((e) =>
+        host.log(null, null, "error", "unloading failed: " + describe(e)),
+      );
     },
     // Run hook `hook` for call `callId`; the reply comes back through
     // `host.done` or `host.fail`, now or after the promise settles.

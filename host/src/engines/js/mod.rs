@@ -5,26 +5,32 @@
 //! One module per concern:
 //! - [`transpile`]: TypeScript to JavaScript, errors with file and line;
 //! - [`modules`]: the import graph, walked and checked at load (relative
-//!   files and built-in modules only);
+//!   files and built-in modules only, and only names a built-in exports);
 //! - [`runtime`]: the QuickJS backend, its sandbox (memory, stack,
 //!   interrupts, granted environment) and the thread that owns it;
-//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance.
+//! - [`services`]: files within the manifest's grants, and processes when
+//!   granted, for flavors that offer them;
+//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance;
+//! - [`pi`]: the pi adapter's flavor (its JavaScript is in `adapters/pi/`).
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
-//! default export becomes hooks. yohost's own is [`YOHOST`]; an adapter for
-//! another ecosystem (pi) loads its plugins with [`load_with`] and its own
-//! flavor.
+//! default export becomes hooks. yohost's own is [`YOHOST`]; pi extensions
+//! (the candidate's ecosystem is [`Ecosystem::Pi`]) load with [`pi::PI`].
 
 pub mod modules;
+pub mod pi;
 pub mod plugin;
 pub mod runtime;
+pub mod services;
 pub mod transpile;
 
 use crate::discovery::Candidate;
 use crate::error::LoadError;
+use crate::manifest::Ecosystem;
 use crate::plugin::Loaded;
 use modules::{gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
+use services::{FileAccess, Services};
 use std::sync::Arc;
 use yohost_contract::Hook;
 
@@ -36,8 +42,13 @@ pub struct Flavor {
     /// A JavaScript function expression, `(defaultExport) => ({name?, hooks})`,
     /// where `hooks` maps contract hook names (`before_tool`, `tools`,
     /// `call_tool`, ...) to functions `(args, ctx) => reply | Promise<reply>`.
-    /// It throws to refuse the plugin; the message is the reason.
+    /// It throws to refuse the plugin; the message is the reason. It may be
+    /// async, and may also return `warnings` (a list of strings) and an
+    /// `unload` function the engine runs when the plugin is dropped.
     pub shape: &'static str,
+    /// Whether plugins get the host's [`services`]: files within their
+    /// grants, and processes when granted `exec`.
+    pub services: bool,
 }
 
 /// yohost's own flavor: `import ... from "yohost"` and
@@ -48,11 +59,15 @@ pub const YOHOST: Flavor = Flavor {
         source: include_str!("../../../../sdk-ts/index.js"),
     }],
     shape: include_str!("shape.js"),
+    services: false,
 };
 
 /// Load a yohost TypeScript or JavaScript plugin.
 pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
-    load_with(candidate, YOHOST)
+    match candidate.ecosystem {
+        Ecosystem::Pi => pi::load(candidate),
+        _ => load_with(candidate, YOHOST),
+    }
 }
 
 /// Load a plugin of `flavor`: gather and transpile its modules, start its
@@ -82,6 +97,15 @@ pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadEr
         sandbox: Sandbox {
             memory_bytes: candidate.manifest.memory_bytes(),
             env,
+            services: flavor.services.then(|| Services {
+                files: FileAccess::new(
+                    std::env::current_dir().unwrap_or_default(),
+                    candidate.base_dir(),
+                    &capabilities.read,
+                    &capabilities.write,
+                ),
+                exec: capabilities.exec,
+            }),
         },
         default_name: candidate.name.clone(),
         name_is_fixed: candidate.named_by_manifest,
@@ -100,14 +124,14 @@ pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadEr
             })
         })
         .collect::<Result<_, _>>()?;
-    let mut warnings = Vec::new();
+    let mut warnings = started.warnings;
     for (granted, what) in [
         (!capabilities.read.is_empty(), "`read`"),
         (!capabilities.write.is_empty(), "`write`"),
         (capabilities.network, "`network`"),
         (capabilities.exec, "`exec`"),
     ] {
-        if granted {
+        if granted && !flavor.services {
             warnings.push(format!(
                 "the manifest grants {what}, but the JavaScript engine offers no API for it yet: the plugin cannot use it"
             ));

@@ -7,7 +7,7 @@
 //! named. At run time the engine's resolver serves only what was found
 //! here, so a dynamic `import()` of anything else fails too.
 
-use super::transpile::transpile;
+use super::transpile::{exports_of, transpile};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
@@ -81,6 +81,7 @@ pub fn gather(
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
             let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
+                check_names(&file, builtin, &module.names)?;
                 set.sources
                     .entry(builtin.specifier.to_string())
                     .or_insert_with(|| builtin.source.to_string());
@@ -103,6 +104,32 @@ pub fn gather(
         set.sources.insert(name, module.code);
     }
     Ok(set)
+}
+
+/// Every name `file` takes from `builtin` must be one it exports.
+fn check_names(
+    file: &Path,
+    builtin: &Builtin,
+    names: &[(String, String)],
+) -> Result<(), GatherError> {
+    let exported = exports_of(builtin.source);
+    let missing: Vec<String> = names
+        .iter()
+        .filter(|(specifier, name)| specifier == builtin.specifier && !exported.contains(name))
+        .map(|(_, name)| format!("`{name}`"))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut offered: Vec<&str> = exported.iter().map(String::as_str).collect();
+    offered.sort_unstable();
+    Err(GatherError::Refused(format!(
+        "{} imports {} from \"{}\", which the host does not provide (it provides: {})",
+        file.display(),
+        missing.join(", "),
+        builtin.specifier,
+        offered.join(", ")
+    )))
 }
 
 /// The file a relative `specifier` in `from` names, inside `base_dir`.
@@ -222,5 +249,24 @@ mod tests {
             panic!("an escape must be refused");
         };
         assert!(why.contains("outside the plugin's folder"), "{why}");
+    }
+
+    #[test]
+    fn names_a_builtin_does_not_export_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.ts"),
+            "import { x, missing } from \"yohost\"; import other from \"yohost\"; export { gone } from \"yohost\"; console.log(x, missing, other);",
+        )
+        .unwrap();
+        let Err(GatherError::Refused(why)) = gather(dir.path(), &dir.path().join("a.ts"), &[SDK])
+        else {
+            panic!("missing names must be refused");
+        };
+        assert!(
+            why.contains("imports `missing`, `default`, `gone` from \"yohost\"")
+                && why.contains("it provides: x"),
+            "{why}"
+        );
     }
 }

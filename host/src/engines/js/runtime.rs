@@ -26,6 +26,7 @@
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
 
 use super::modules::ModuleSet;
+use super::services::Services;
 use super::Flavor;
 use crate::codec::decode_json_reply;
 use crate::error::CallError;
@@ -65,6 +66,8 @@ pub struct Sandbox {
     pub memory_bytes: u64,
     /// The environment variables it was granted, with their values at load.
     pub env: BTreeMap<String, String>,
+    /// The host's services, for flavors that offer them.
+    pub services: Option<Services>,
 }
 
 /// Everything a backend needs to run a plugin.
@@ -96,6 +99,9 @@ pub struct Started {
     pub name: Option<String>,
     /// The contract names of the hooks it implements.
     pub hooks: Vec<String>,
+    /// What the flavor's shape reported without refusing the plugin.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 struct Request {
@@ -436,6 +442,9 @@ impl Engine {
                     error_text(&ctx, &describe, e)
                 }
             };
+            if let Some(services) = &program.sandbox.services {
+                install_services(&ctx, services).map_err(|e| format!("internal: {e}"))?;
+            }
             let namespace = Module::import(&ctx, modules.entry.as_str())
                 .and_then(|p| settle::<Object>(&ctx, &p))
                 .map_err(fail)?;
@@ -443,7 +452,10 @@ impl Engine {
             let shape: Function = ctx.eval(program.flavor.shape).map_err(fail)?;
             let env = serde_json::to_string(&program.sandbox.env).unwrap_or_else(|_| "{}".into());
             let install: Function = driver.get("install").map_err(fail)?;
-            let info: String = install.call((shape, exported, env)).map_err(fail)?;
+            let info: String = install
+                .call::<_, rquickjs::Promise>((shape, exported, env))
+                .and_then(|p| settle::<String>(&ctx, &p))
+                .map_err(fail)?;
             let started: Started = serde_json::from_str(&info)
                 .map_err(|e| format!("internal: the plugin's shape is unreadable: {e}"))?;
             Ok((Persistent::save(&ctx, driver), started))
@@ -506,6 +518,61 @@ impl Engine {
     fn take_refused(&self) -> bool {
         self.refused.swap(false, Ordering::Relaxed)
     }
+}
+
+/// Give the plugin the host's services as
+/// `globalThis[Symbol.for("yohost.host")]`: `cwd`, `fs(op, path, data)`
+/// within its grants (see [`services`](super::services)), and `exec(command, args,
+/// options)` when it is granted.
+fn install_services<'js>(ctx: &Ctx<'js>, services: &Services) -> rquickjs::Result<()> {
+    let object = Object::new(ctx.clone())?;
+    object.set("cwd", services.files.cwd.to_string_lossy().into_owned())?;
+    let files = services.files.clone();
+    object.set(
+        "fs",
+        Function::new(
+            ctx.clone(),
+            move |op: String, path: String, data: Option<String>| files.run(&op, &path, data),
+        )?,
+    )?;
+    if services.exec {
+        let cwd = services.files.cwd.clone();
+        let exec: Function = ctx.eval(
+            "(run) => async (command, args, options) => JSON.parse(run(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout ?? null))",
+        )?;
+        let run = Function::new(
+            ctx.clone(),
+            move |command: String, args: String, dir: Option<String>, timeout: Option<f64>| {
+                let args: Vec<String> = serde_json::from_str(&args).unwrap_or_default();
+                let dir = dir.map_or_else(|| cwd.clone(), |d| cwd.join(d));
+                let timeout = timeout
+                    .filter(|t| *t > 0.0)
+                    .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+                super::services::exec(&command, &args, &dir, timeout)
+            },
+        )?;
+        object.set("exec", exec.call::<_, Function>((run,))?)?;
+    }
+    let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
+    ctx.globals().set(key, object)
+}
+
+/// How long a plugin's `unload` may run when it is dropped.
+const UNLOAD_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The plugin is being dropped: run its shape's `unload` and the jobs it
+/// queues, for at most [`UNLOAD_TIMEOUT`].
+fn unload(engine: &Engine) {
+    let deadline = Instant::now() + UNLOAD_TIMEOUT;
+    engine.interrupted.set(false);
+    engine.interrupt_at.set(Some(deadline));
+    let _ = engine.context.with(|ctx| -> rquickjs::Result<()> {
+        let driver = engine.driver.clone().restore(&ctx)?;
+        let unload: Function = driver.get("unload")?;
+        unload.call::<_, ()>(())?;
+        while Instant::now() < deadline && ctx.execute_pending_job() {}
+        Ok(())
+    });
 }
 
 /// Evaluate the driver with the host's callbacks; returns its functions.
@@ -624,7 +691,12 @@ fn serve(
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                if let Some(engine) = &engine {
+                    unload(engine);
+                }
+                return;
+            }
         }
         let Some(current) = &engine else { continue };
         fire_timers(current, &shared);

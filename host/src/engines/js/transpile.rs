@@ -10,6 +10,7 @@ use oxc::diagnostics::OxcDiagnostic;
 use oxc::parser::Parser;
 use oxc::semantic::SemanticBuilder;
 use oxc::span::SourceType;
+use oxc::syntax::module_record::{ExportExportName, ExportImportName, ImportImportName};
 use oxc::transformer::{TransformOptions, Transformer};
 use std::path::Path;
 
@@ -28,6 +29,10 @@ pub struct Transpiled {
     /// The specifiers its static imports and re-exports name, in order,
     /// after type-only imports were removed.
     pub imports: Vec<String>,
+    /// The names its static imports and re-exports take from each
+    /// specifier: `(specifier, name)`, with `default` for a default import
+    /// (namespace imports take no name).
+    pub names: Vec<(String, String)>,
 }
 
 /// Strip the types of `source` (named `file` in messages; its extension says
@@ -60,16 +65,36 @@ pub fn transpile(file: &Path, source: &str) -> Result<Transpiled, TranspileError
     } else {
         source.to_string()
     };
+    let (imports, names) = imports_of(&code);
     Ok(Transpiled {
-        imports: imports_of(&code),
+        imports,
+        names,
         code,
     })
 }
 
-/// The specifiers of the static imports of plain JavaScript `code`.
-fn imports_of(code: &str) -> Vec<String> {
+/// The specifiers of the static imports of plain JavaScript `code`, and
+/// the names taken from them.
+fn imports_of(code: &str) -> (Vec<String>, Vec<(String, String)>) {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
+    let record = &parsed.module_record;
+    let imported = record.import_entries.iter().filter_map(|e| {
+        let name = match &e.import_name {
+            ImportImportName::Name(n) => n.name.to_string(),
+            ImportImportName::Default(_) => "default".to_string(),
+            ImportImportName::NamespaceObject => return None,
+        };
+        Some((e.module_request.name.to_string(), name))
+    });
+    let reexported = record.indirect_export_entries.iter().filter_map(|e| {
+        let ExportImportName::Name(n) = &e.import_name else {
+            return None;
+        };
+        let request = e.module_request.as_ref()?;
+        Some((request.name.to_string(), n.name.to_string()))
+    });
+    let names = imported.chain(reexported).collect();
     let mut found: Vec<(u32, String)> = parsed
         .module_record
         .requested_modules
@@ -81,7 +106,25 @@ fn imports_of(code: &str) -> Vec<String> {
         .collect();
     found.sort();
     found.dedup_by(|a, b| a.1 == b.1);
-    found.into_iter().map(|(_, s)| s).collect()
+    (found.into_iter().map(|(_, s)| s).collect(), names)
+}
+
+/// The names plain JavaScript module `code` exports (`default` for its
+/// default export).
+pub fn exports_of(code: &str) -> Vec<String> {
+    let allocator = Allocator::default();
+    let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
+    let record = &parsed.module_record;
+    record
+        .local_export_entries
+        .iter()
+        .chain(record.indirect_export_entries.iter())
+        .filter_map(|e| match &e.export_name {
+            ExportExportName::Name(n) => Some(n.name.to_string()),
+            ExportExportName::Default(_) => Some("default".to_string()),
+            ExportExportName::Null => None,
+        })
+        .collect()
 }
 
 /// `file:line:column: message` for the diagnostic's first label.

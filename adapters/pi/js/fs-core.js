@@ -1,0 +1,54 @@
+// The file functions behind `node:fs` and `node:fs/promises` for pi
+// extensions: text files, within the directories the plugin's manifest
+// grants (`capabilities.read` to read, `capabilities.write` to write). The
+// host checks every path; a denied one throws an error with `code`
+// "EACCES". Contents are UTF-8 strings: there are no Buffers. The host
+// embeds this file before fs.js or fs-promises.js, which export from it.
+
+function call(op, path, data) {
+  const fs = globalThis[Symbol.for("yohost.host")]?.fs;
+  if (typeof fs !== "function") throw new Error("node:fs is not available: the host gave this plugin no file access");
+  const reply = JSON.parse(fs(op, String(path), data === undefined ? null : String(data)));
+  if ("ok" in reply) return reply.ok;
+  const error = new Error(reply.error);
+  error.code = reply.code;
+  error.path = String(path);
+  throw error;
+}
+
+function stats(raw) {
+  return {
+    size: raw.size,
+    mtimeMs: raw.mtimeMs,
+    mtime: new Date(raw.mtimeMs),
+    isFile: () => raw.isFile,
+    isDirectory: () => raw.isDirectory,
+    isSymbolicLink: () => false,
+  };
+}
+
+const constants = Object.freeze({ F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 });
+
+const existsSync = (path) => call("exists", path);
+const readFileSync = (path) => call("read", path);
+const writeFileSync = (path, data) => void call("write", path, data);
+const appendFileSync = (path, data) => void call("append", path, data);
+const mkdirSync = (path) => void call("mkdir", path);
+const readdirSync = (path) => call("readdir", path);
+const statSync = (path) => stats(call("stat", path));
+const accessSync = (path, mode = constants.F_OK) => void call("access", path, mode);
+
+const watch = () => {
+  throw new Error("node:fs.watch is not available: the host does not watch files for plugins");
+};
+
+const later = (fn) => async (...args) => fn(...args);
+const promises = Object.freeze({
+  readFile: later(readFileSync),
+  writeFile: later(writeFileSync),
+  appendFile: later(appendFileSync),
+  mkdir: later(mkdirSync),
+  readdir: later(readdirSync),
+  stat: later(statSync),
+  access: later(accessSync),
+});
