@@ -416,10 +416,7 @@ async fn extensions_gives_one_extension_per_plugin_named_after_it() {
         }),
     ]);
     let extensions = host.extensions();
-    let names: Vec<&str> = extensions
-        .iter()
-        .map(yoagent::Extension::name)
-        .collect();
+    let names: Vec<&str> = extensions.iter().map(yoagent::Extension::name).collect();
     assert_eq!(names, ["tools-a", "policy-b"]);
     let (mut agent, _) = scripted(vec![call("alpha", json!({})), text("done")]);
     for extension in extensions {

@@ -8,14 +8,14 @@
 //! parser, so a Wasm reply is held to exactly the rules of every other
 //! engine.
 
+use self::yohost::plugin::host::{Host, LogLevel as WitLevel};
+use self::yohost::plugin::types as wit;
 use super::sandbox::State;
 use crate::codec::check_size;
 use crate::error::CallError;
 use crate::logging::{plugin_log, LogLevel};
 use serde_json::{json, Map, Value};
 use wasmtime::Store;
-use self::yohost::plugin::host::{Host, LogLevel as WitLevel};
-use self::yohost::plugin::types as wit;
 use yohost_contract::{ContentBlock, Hook, HookCall, HookReply, ReplyError, RunInfo};
 
 wasmtime::component::bindgen!({
