@@ -2,13 +2,13 @@
 import { defineTool, definePlugin } from "yohost";
 import { count } from "./count.ts";
 
-interface WordCountArgs {
+interface TextStatsArgs {
   text: string;
 }
 
-const wordCount = defineTool<WordCountArgs>({
-  name: "word_count",
-  label: "Word count",
+const textStats = defineTool<TextStatsArgs>({
+  name: "text_stats",
+  label: "Text stats",
   description: "Count the words, lines and characters of a text.",
   parameters: {
     type: "object",
@@ -25,4 +25,4 @@ const wordCount = defineTool<WordCountArgs>({
   },
 });
 
-export default definePlugin({ name: "ts-tool", tools: [wordCount] });
+export default definePlugin({ name: "ts-tool", tools: [textStats] });

@@ -343,7 +343,7 @@ async fn the_typescript_examples_work() {
 
     let (agent, _) = scripted(vec![
         call("bash", json!({"command": "rm -rf /"})),
-        call("word_count", json!({"text": "one two\nthree"})),
+        call("text_stats", json!({"text": "one two\nthree"})),
         call(
             "echo",
             json!({"text": "key sk-abcdefghijkl and password: hunter2"}),
@@ -364,7 +364,7 @@ async fn the_typescript_examples_work() {
     assert_eq!(
         results[1],
         (
-            "word_count".into(),
+            "text_stats".into(),
             "3 words, 2 lines, 13 characters".into(),
             false
         )
