@@ -51,12 +51,7 @@ fn check_json_lists_loaded_and_refused_plugins_with_reasons() {
     assert!(ok);
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let plugins = doc["plugins"].as_array().unwrap();
-    let find = |name: &str| {
-        plugins
-            .iter()
-            .find(|p| p["name"] == name)
-            .unwrap_or_else(|| panic!("{name}: {stdout}"))
-    };
+    let find = |name: &str| checked(&doc, name);
     assert_eq!(find("rust-policy")["status"], "loaded");
     assert_eq!(
         find("rust-policy")["hooks"],

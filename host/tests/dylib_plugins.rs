@@ -167,12 +167,7 @@ async fn bad_libraries_are_refused_and_the_rest_load() {
     );
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
-    let by_name = |n: &str| {
-        report
-            .iter()
-            .find(|r| r.name == n)
-            .unwrap_or_else(|| panic!("{n} in {report:?}"))
-    };
+    let by_name = |n: &str| reported(&report, n);
     assert_eq!(by_name("policy").status, Status::Loaded);
     let future = by_name("future");
     assert_eq!(future.status, Status::Refused);

@@ -127,15 +127,7 @@ fn check_reports_every_example_as_loaded_or_refused_with_a_reason() {
 #[test]
 fn examples_get_exactly_their_verdict() {
     let doc = yohost_check(&examples());
-    let find = |name: &str| -> serde_json::Value {
-        doc["plugins"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == name)
-            .unwrap_or_else(|| panic!("{name}: {doc}"))
-            .clone()
-    };
+    let find = |name: &str| checked(&doc, name);
     let loaded = |name: &str,
                   hooks: serde_json::Value,
                   tools: serde_json::Value,
@@ -698,15 +690,7 @@ export default function (pi: ExtensionAPI) {
 export default function (pi) { pi.registerMessageRenderer("x", () => new Text("", 0, 0)); }"#,
     );
     let doc = yohost_check(dir.path());
-    let find = |name: &str| {
-        doc["plugins"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == name)
-            .unwrap_or_else(|| panic!("{name}: {doc}"))
-            .clone()
-    };
+    let find = |name: &str| checked(&doc, name);
     let rewriter = find("rewriter");
     assert_eq!(rewriter["status"], "refused");
     let reason = rewriter["reason"].as_str().unwrap();

@@ -308,12 +308,7 @@ async fn other_wit_versions_core_modules_and_junk_are_refused_at_load() {
     write(dir.path(), "junk.wasm", "not wasm at all");
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
-    let by_name = |n: &str| {
-        report
-            .iter()
-            .find(|r| r.name == n)
-            .unwrap_or_else(|| panic!("{n} in {report:?}"))
-    };
+    let by_name = |n: &str| reported(&report, n);
     assert_eq!(by_name("policy").status, Status::Loaded);
     let future = by_name("future");
     assert_eq!(future.status, Status::Refused);

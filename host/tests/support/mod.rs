@@ -278,3 +278,22 @@ pub fn capture_logs() -> (Captured, tracing::subscriber::DefaultGuard) {
     let guard = tracing::subscriber::set_default(subscriber);
     (captured, guard)
 }
+
+/// The report line of the plugin named `name`.
+pub fn reported<'a>(report: &'a [yohost::PluginReport], name: &str) -> &'a yohost::PluginReport {
+    report
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("{name} in {report:?}"))
+}
+
+/// The entry of the plugin named `name` in `yohost check --json` output.
+pub fn checked(doc: &serde_json::Value, name: &str) -> serde_json::Value {
+    doc["plugins"]
+        .as_array()
+        .expect("a plugin list")
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("{name}: {doc}"))
+        .clone()
+}
