@@ -66,7 +66,7 @@ fn bench(c: &mut Criterion) {
     let cancel = tokio_util::sync::CancellationToken::new();
     let args = serde_json::json!({"command": "ls -la"});
 
-    let mut group = c.benchmark_group("before_tool");
+    let mut group = c.benchmark_group("python_before_tool");
     group
         .sample_size(30)
         .warm_up_time(Duration::from_secs(1))

@@ -13,12 +13,14 @@
 //! - import errors, syntax errors, `sys.exit()` at import and a module
 //!   without a `Plugin` are refused at load with the file and line, and the
 //!   other plugins load;
-//! - two plugin files never share handlers, and a package plugin imports
-//!   its own modules;
+//! - two plugin files never share handlers, a package plugin imports its
+//!   own modules, and a changed file is imported as new code at the next run;
 //! - log lines of two concurrent runs through one plugin (through `log` and
 //!   `logging`, across an `await`) carry their own `run_id`;
 //! - the embedded interpreter is the one `python3` names, not another
-//!   `libpython` the loader knows.
+//!   `libpython` the loader knows;
+//! - the Python examples (a policy, a tool, an on_stop verifier) load from
+//!   `examples/` and do what they say.
 
 mod support;
 
@@ -67,7 +69,10 @@ async fn every_hook_kind_works(file: &str, plugin: &str) {
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "this is blocked").await;
     let rejection = input_rejection(&events).expect("the input is rejected");
-    assert!(rejection.contains("python rejects this input"), "{rejection}");
+    assert!(
+        rejection.contains("python rejects this input"),
+        "{rejection}"
+    );
     assert!(requests.lock().unwrap().is_empty());
 
     // The rest, in one run.
@@ -82,20 +87,43 @@ async fn every_hook_kind_works(file: &str, plugin: &str) {
     let events = run(&mut agent, "go").await;
     let results = tool_results(&events);
     assert_eq!(results.len(), 3, "{results:?}");
-    assert!(results[0].2 && results[0].1.contains("python says no"), "{results:?}");
-    assert_eq!(results[1], ("echo".into(), "rewritten by python [filtered]".into(), false));
+    assert!(
+        results[0].2 && results[0].1.contains("python says no"),
+        "{results:?}"
+    );
+    assert_eq!(
+        results[1],
+        (
+            "echo".into(),
+            "rewritten by python [filtered]".into(),
+            false
+        )
+    );
     assert_eq!(results[2], ("shout".into(), "HI!".into(), false));
     let requests = requests.lock().unwrap();
     assert_eq!(requests.len(), 5, "on_stop continued the run once");
-    assert!(format!("{:?}", requests[0]).contains("python note for mock"), "before_model's note is sent");
-    assert!(last_user_text(&requests[4]).contains("please finalize the draft"), "on_stop continued");
+    assert!(
+        format!("{:?}", requests[0]).contains("python note for mock"),
+        "before_model's note is sent"
+    );
+    assert!(
+        last_user_text(&requests[4]).contains("please finalize the draft"),
+        "on_stop continued"
+    );
     assert_eq!(final_assistant(&events).0, yoagent::StopReason::Stop);
     let lines = logs.plugin_lines();
     let finished = lines
         .iter()
-        .find(|l| l["fields"]["message"].as_str().is_some_and(|m| m.starts_with("finished: completed after")))
+        .find(|l| {
+            l["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("finished: completed after"))
+        })
         .unwrap_or_else(|| panic!("finish's log line in {lines:?}"));
-    assert_ne!(finished["fields"]["message"], "finished: completed after 0 events", "on_event saw the events");
+    assert_ne!(
+        finished["fields"]["message"], "finished: completed after 0 events",
+        "on_event saw the events"
+    );
     assert_eq!(finished["fields"]["plugin"], plugin);
 }
 
@@ -111,7 +139,12 @@ async fn every_hook_kind_works_from_async_def_handlers() {
 
 /// A host with the hostile policy, its `before_tool` limited to 300 ms.
 fn hostile_host(dir: &Path) -> PluginHost {
-    install_with_manifest(dir, "hostile", "hostile.py", "[timeouts]\nbefore_tool = 300\n");
+    install_with_manifest(
+        dir,
+        "hostile",
+        "hostile.py",
+        "[timeouts]\nbefore_tool = 300\n",
+    );
     let host = PluginHost::open(dir).unwrap();
     assert_eq!(host.plugins().len(), 1, "{:?}", host.refused());
     host
@@ -127,7 +160,11 @@ async fn fails_closed(host: &PluginHost, what: &str, expected: &str) {
     assert!(message.contains("plugin 'hostile'"), "{what}: {message}");
     assert!(message.contains(expected), "{what}: {message}");
     let results = echo_through(host, "fine").await;
-    assert_eq!(results[0], ("echo".into(), "fine".into(), false), "after {what}");
+    assert_eq!(
+        results[0],
+        ("echo".into(), "fine".into(), false),
+        "after {what}"
+    );
 }
 
 #[tokio::test]
@@ -135,11 +172,20 @@ async fn an_exception_fails_closed_and_its_traceback_is_logged_with_the_run() {
     let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     let host = hostile_host(dir.path());
-    fails_closed(&host, "raise", "RuntimeError: hostile plugin raised on purpose").await;
+    fails_closed(
+        &host,
+        "raise",
+        "RuntimeError: hostile plugin raised on purpose",
+    )
+    .await;
     let lines = logs.plugin_lines();
     let traceback = lines
         .iter()
-        .find(|l| l["fields"]["message"].as_str().is_some_and(|m| m.contains("Traceback")))
+        .find(|l| {
+            l["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Traceback"))
+        })
         .unwrap_or_else(|| panic!("a traceback in {lines:?}"));
     let message = traceback["fields"]["message"].as_str().unwrap();
     assert!(message.contains("hostile.py\", line 18"), "{message}");
@@ -175,8 +221,17 @@ async fn a_hook_error_is_the_plugins_own_and_the_plugin_keeps_serving_the_run() 
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "go").await);
     assert!(results[0].2, "{results:?}");
-    assert!(results[0].1.contains("returned an error: hostile plugin refuses on purpose"), "{results:?}");
-    assert_eq!(results[1], ("echo".into(), "fine".into(), false), "the same run goes on");
+    assert!(
+        results[0]
+            .1
+            .contains("returned an error: hostile plugin refuses on purpose"),
+        "{results:?}"
+    );
+    assert_eq!(
+        results[1],
+        ("echo".into(), "fine".into(), false),
+        "the same run goes on"
+    );
 }
 
 #[tokio::test]
@@ -197,7 +252,9 @@ async fn an_async_hook_spinning_or_awaiting_forever_fails_closed_and_is_stopped(
     fails_closed(&host, "async", "timed out").await;
     let lines = logs.plugin_lines();
     assert!(
-        lines.iter().any(|l| l["fields"]["message"] == "cancelled at the deadline"),
+        lines
+            .iter()
+            .any(|l| l["fields"]["message"] == "cancelled at the deadline"),
         "the awaiting coroutine was cancelled: {lines:?}"
     );
     fails_closed(&host, "async spin", "timed out").await;
@@ -220,7 +277,9 @@ async fn a_sleeping_hook_fails_closed_and_is_interrupted_when_the_sleep_returns(
     tokio::time::sleep(std::time::Duration::from_millis(2000)).await;
     let lines = logs.plugin_lines();
     assert!(
-        !lines.iter().any(|l| l["fields"]["message"] == "woke up after the deadline"),
+        !lines
+            .iter()
+            .any(|l| l["fields"]["message"] == "woke up after the deadline"),
         "{lines:?}"
     );
 }
@@ -236,17 +295,29 @@ async fn import_and_syntax_errors_are_refused_at_load_with_file_and_line() {
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
     let reason = |name: &str| {
-        let entry = report.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("{name} in {report:?}"));
+        let entry = report
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("{name} in {report:?}"));
         assert_eq!(entry.status, Status::Refused, "{entry:?}");
         entry.reason.clone().unwrap()
     };
     let import = reason("import_error");
-    assert!(import.contains("import_error.py:3: ModuleNotFoundError"), "{import}");
+    assert!(
+        import.contains("import_error.py:3: ModuleNotFoundError"),
+        "{import}"
+    );
     assert!(import.contains("yohost_no_such_module"), "{import}");
     let syntax = reason("syntax_error");
-    assert!(syntax.contains("syntax_error.py:3: SyntaxError"), "{syntax}");
+    assert!(
+        syntax.contains("syntax_error.py:3: SyntaxError"),
+        "{syntax}"
+    );
     let exits = reason("exits_on_import");
-    assert!(exits.contains("exits_on_import.py:3: called sys.exit('not today')"), "{exits}");
+    assert!(
+        exits.contains("exits_on_import.py:3: called sys.exit('not today')"),
+        "{exits}"
+    );
     let none = reason("no_plugin");
     assert!(none.contains("defines no `yohost.Plugin`"), "{none}");
     assert_eq!(host.plugins().len(), 1);
@@ -266,7 +337,10 @@ async fn two_plugin_files_never_share_handlers() {
         .collect();
     assert_eq!(
         hooks,
-        [("a_before".to_string(), vec!["before_tool"]), ("b_after".to_string(), vec!["after_tool"])]
+        [
+            ("a_before".to_string(), vec!["before_tool"]),
+            ("b_after".to_string(), vec!["after_tool"])
+        ]
     );
     assert_eq!(echo_through(&host, "x").await[0].1, "x +before +after");
 }
@@ -281,10 +355,29 @@ async fn a_package_plugin_imports_its_own_modules() {
     }
     let host = PluginHost::open(dir.path()).unwrap();
     assert_eq!(host.plugins().len(), 1, "{:?}", host.refused());
-    let (agent, _) = scripted(vec![call("backwards", json!({"text": "abc"})), text("done")]);
+    let (agent, _) = scripted(vec![
+        call("backwards", json!({"text": "abc"})),
+        text("done"),
+    ]);
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "go").await);
     assert_eq!(results[0], ("backwards".into(), "cba".into(), false));
+}
+
+#[tokio::test]
+async fn a_changed_plugin_file_is_imported_as_new_code_at_the_next_run() {
+    let dir = plugin_dir();
+    let tagger = |tag: &str| {
+        format!(
+            "from yohost import Plugin, Rewrite\n\nplugin = Plugin()\n\n\n@plugin.before_tool\ndef tag(call):\n    return Rewrite({{\"text\": call[\"args\"][\"text\"] + \" {tag}\"}})\n"
+        )
+    };
+    write(dir.path(), "tagger.py", &tagger("+old"));
+    let host = PluginHost::open(dir.path()).unwrap();
+    assert_eq!(echo_through(&host, "x").await[0].1, "x +old");
+    write(dir.path(), "tagger.py", &tagger("+newer"));
+    host.reload();
+    assert_eq!(echo_through(&host, "x").await[0].1, "x +newer");
 }
 
 #[tokio::test]
@@ -297,7 +390,11 @@ async fn logs_of_two_concurrent_runs_carry_their_own_run_id() {
     let (one, two) = tokio::join!(echo_through(&host, "one"), echo_through(&host, "two"));
     assert_eq!(one[0].1, "one");
     assert_eq!(two[0].1, "two");
-    assert!(started.elapsed().as_millis() < 550, "the runs overlapped: {:?}", started.elapsed());
+    assert!(
+        started.elapsed().as_millis() < 550,
+        "the runs overlapped: {:?}",
+        started.elapsed()
+    );
     let lines = logs.plugin_lines();
     let run_of = |message: &str| -> String {
         let line = lines
@@ -305,7 +402,11 @@ async fn logs_of_two_concurrent_runs_carry_their_own_run_id() {
             .find(|l| l["fields"]["message"] == message)
             .unwrap_or_else(|| panic!("{message:?} in {lines:?}"));
         let run_id = line["fields"]["run_id"].as_str().unwrap().to_string();
-        assert_eq!(line["span"]["run_id"], run_id.as_str(), "the line is inside its call's span");
+        assert_eq!(
+            line["span"]["run_id"],
+            run_id.as_str(),
+            "the line is inside its call's span"
+        );
         run_id
     };
     assert_eq!(run_of("start one"), run_of("end one"));
@@ -323,11 +424,23 @@ async fn the_embedded_interpreter_is_the_one_python3_names() {
     let results = tool_results(&run(&mut agent, "go").await);
     let embedded: serde_json::Value = serde_json::from_str(&results[0].1).unwrap();
     let python3 = |code: &str| {
-        let out = std::process::Command::new("python3").args(["-c", code]).output().unwrap();
-        String::from_utf8(out.stdout).unwrap().trim_end().to_string()
+        let out = std::process::Command::new("python3")
+            .args(["-c", code])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .trim_end()
+            .to_string()
     };
-    assert_eq!(embedded["version"], python3("import sys; print(sys.version)"));
-    assert_eq!(embedded["prefix"], python3("import sys; print(sys.base_prefix)"));
+    assert_eq!(
+        embedded["version"],
+        python3("import sys; print(sys.version)")
+    );
+    assert_eq!(
+        embedded["prefix"],
+        python3("import sys; print(sys.base_prefix)")
+    );
     let libdir = python3("import sysconfig; print(sysconfig.get_config_var('LIBDIR'))");
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
     let libpythons: Vec<&str> = maps
@@ -336,5 +449,49 @@ async fn the_embedded_interpreter_is_the_one_python3_names() {
         .filter(|path| path.contains("libpython"))
         .collect();
     assert!(!libpythons.is_empty(), "libpython is mapped");
-    assert!(libpythons.iter().all(|p| p.starts_with(&libdir)), "{libpythons:?} not under {libdir}");
+    assert!(
+        libpythons.iter().all(|p| p.starts_with(&libdir)),
+        "{libpythons:?} not under {libdir}"
+    );
+}
+
+#[tokio::test]
+async fn the_python_examples_load_and_work() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let host = PluginHost::open(&examples).unwrap();
+    let names: Vec<String> = host.plugins().iter().map(|p| p.name.clone()).collect();
+    for name in ["python-policy", "python-tool", "python-verifier"] {
+        assert!(
+            names.iter().any(|n| n == name),
+            "{name} in {names:?}: {:?}",
+            host.refused()
+        );
+    }
+    let (agent, requests) = scripted(vec![
+        call("bash", json!({"command": "rm -rf /tmp/x"})),
+        call("word_stats", json!({"text": "a b a c a b", "top": 2})),
+        text("TODO: write the answer"),
+        text("still TODO"),
+    ]);
+    let mut agent = agent
+        .with_tools(vec![Box::new(yoagent::tools::bash::BashTool::new())])
+        .with_extension(host.extension());
+    let events = run(&mut agent, "go").await;
+    let results = tool_results(&events);
+    assert!(
+        results[0].2
+            && results[0]
+                .1
+                .contains("destructive commands are not allowed"),
+        "{results:?}"
+    );
+    assert_eq!(results[1].1, "6 words; most common: a (3), b (2)");
+    assert!(
+        last_user_text(&requests.lock().unwrap()[3]).contains("Your answer is unfinished (TODO)")
+    );
+    let (stop, error) = final_assistant(&events);
+    assert_eq!(stop, yoagent::StopReason::Error, "{error:?}");
+    assert!(error
+        .unwrap()
+        .contains("the answer is still unfinished: TODO"));
 }

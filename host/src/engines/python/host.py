@@ -152,6 +152,11 @@ class Worker:
         finally:
             yohost._current.reset(token)
 
+    def forget(self, module_name):
+        """Drop an unloaded plugin's module (and its submodules)."""
+        for name in [n for n in sys.modules if n == module_name or n.startswith(module_name + ".")]:
+            del sys.modules[name]
+
     def _run(self, awaitable):
         """Run a coroutine on this worker's event loop (made on first use)."""
         if self.loop is None:

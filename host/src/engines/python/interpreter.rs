@@ -10,8 +10,8 @@
 
 use crate::logging::{plugin_log, LogLevel};
 use pyo3::prelude::*;
-use pyo3::types::PyModule;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::PyModule;
 
 /// The SDK's source, registered as the module `yohost`.
 const SDK_SOURCE: &str = include_str!("../../../../sdk-python/src/yohost/__init__.py");
@@ -24,18 +24,15 @@ static HOST: PyOnceLock<Result<Py<PyModule>, String>> = PyOnceLock::new();
 
 /// The `_yohost_host` module, starting the interpreter on first use.
 pub(super) fn host_module(py: Python<'_>) -> Result<&'static Py<PyModule>, String> {
-    HOST.get_or_init(py, || start(py).map_err(|e| format!("cannot start Python: {e}")))
-        .as_ref()
-        .map_err(Clone::clone)
+    HOST.get_or_init(py, || {
+        start(py).map_err(|e| format!("cannot start Python: {e}"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
 }
 
 fn start(py: Python<'_>) -> PyResult<Py<PyModule>> {
-    PyModule::from_code(
-        py,
-        &c_string(SDK_SOURCE),
-        c"<yohost sdk>",
-        c"yohost",
-    )?;
+    PyModule::from_code(py, &c_string(SDK_SOURCE), c"<yohost sdk>", c"yohost")?;
     let host = PyModule::from_code(
         py,
         &c_string(HOST_SOURCE),

@@ -95,7 +95,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     );
     let args = (
         path.to_string_lossy().into_owned(),
-        module,
+        module.clone(),
         folder.to_string_lossy().into_owned(),
         package,
         candidate.name.clone(),
@@ -121,14 +121,17 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
             return Err(invalid("its Python worker thread failed".into()))
         }
     };
-    let hooks: BTreeSet<Hook> = hook_names.iter().filter_map(|h| Hook::from_name(h)).collect();
+    let hooks: BTreeSet<Hook> = hook_names
+        .iter()
+        .filter_map(|h| Hook::from_name(h))
+        .collect();
     // The registry's naming rule: the manifest's name, else the plugin's own.
     let plugin_name = match &name {
         Some(own) if !candidate.named_by_manifest && !own.is_empty() => own.clone(),
         _ => candidate.name.clone(),
     };
     Ok(Loaded {
-        plugin: std::sync::Arc::new(plugin::PythonPlugin::new(plugin_name, plugin)),
+        plugin: std::sync::Arc::new(plugin::PythonPlugin::new(plugin_name, plugin, module)),
         hooks,
         name,
         warnings: Vec::new(),
@@ -137,7 +140,10 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
 }
 
 /// `_yohost_host.load(...)`: the plugin, or the file and line that failed.
-fn import(py: Python<'_>, args: (String, String, String, bool, String)) -> Result<Imported, String> {
+fn import(
+    py: Python<'_>,
+    args: (String, String, String, bool, String),
+) -> Result<Imported, String> {
     let host = interpreter::host_module(py)?;
     host.bind(py)
         .call_method1("load", args)

@@ -13,19 +13,38 @@ use std::sync::Arc;
 use std::time::Instant;
 use yohost_contract::{HookCall, HookReply, ReplyError, RunInfo};
 
-/// A plugin module's `yohost.Plugin`, ready to serve runs.
+/// A plugin module's `yohost.Plugin`, ready to serve runs. Dropping it
+/// (the file changed or went away) removes its module from `sys.modules`.
 pub(super) struct PythonPlugin {
     run: Arc<PythonRun>,
+    module: String,
 }
 
 impl PythonPlugin {
-    /// The plugin named `name` whose handlers `plugin` holds.
-    pub(super) fn new(name: String, plugin: Py<PyAny>) -> Self {
+    /// The plugin named `name` whose handlers `plugin` holds, imported as
+    /// the module `module`.
+    pub(super) fn new(name: String, plugin: Py<PyAny>, module: String) -> Self {
         Self {
             run: Arc::new(PythonRun {
                 name,
                 plugin: Arc::new(plugin),
             }),
+            module,
+        }
+    }
+}
+
+impl Drop for PythonPlugin {
+    fn drop(&mut self) {
+        let module = std::mem::take(&mut self.module);
+        let forget = workers::submit(Box::new(move |_py, worker| {
+            if let Err(e) = worker.call_method1("forget", (module,)) {
+                tracing::warn!("cannot unload a Python plugin's module: {e}");
+            }
+            Box::new(|| {})
+        }));
+        if let Err(e) = forget {
+            tracing::warn!("cannot unload a Python plugin's module: {e}");
         }
     }
 }

@@ -73,24 +73,21 @@ pub(super) struct Ticket {
 /// Run `job` on a worker thread.
 pub(super) fn submit(job: Job) -> std::io::Result<Ticket> {
     let id = NEXT_JOB.fetch_add(1, Ordering::Relaxed);
-    let mut job = (id, job);
-    loop {
-        let idle = lock(&IDLE).pop();
-        let worker = match idle {
-            Some(worker) => worker,
-            None => spawn()?,
-        };
-        match worker.jobs.send(job) {
-            Ok(()) => {
-                return Ok(Ticket {
-                    state: worker.state,
-                    job: id,
-                })
-            }
-            // Its thread is gone (it could not start Python): try another.
-            Err(mpsc::SendError(back)) => job = back,
-        }
-    }
+    let idle = lock(&IDLE).pop();
+    let worker = match idle {
+        Some(worker) => worker,
+        None => spawn()?,
+    };
+    // Idle workers are alive; a new one's thread is gone only if it could
+    // not start Python.
+    worker
+        .jobs
+        .send((id, job))
+        .map_err(|_| std::io::Error::other("the Python worker thread is gone"))?;
+    Ok(Ticket {
+        state: worker.state,
+        job: id,
+    })
 }
 
 fn spawn() -> std::io::Result<Worker> {
@@ -107,7 +104,8 @@ fn spawn() -> std::io::Result<Worker> {
     Ok(worker)
 }
 
-/// The worker thread: run jobs until retired or told to exit.
+/// The worker thread: run jobs until it is retired (interrupted, or not
+/// needed as an idle worker).
 fn serve(py: Python<'_>, this: Worker, queue: Mutex<mpsc::Receiver<(u64, Job)>>) {
     let Ok(python) = host_module(py).and_then(|host| {
         host.bind(py)
