@@ -32,6 +32,7 @@ def start(native_log, venv):
     root = logging.getLogger()
     root.addHandler(_HostHandler())
     root.setLevel(logging.DEBUG)
+    logging.getLogger("asyncio").setLevel(logging.WARNING)  # the host's loops, not the plugin's
     if venv:
         _add_venv(venv)
 
