@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use yoagent::provider::mock::{MockResponse, MockToolCall};
-use yoagent::provider::{
-    MockProvider, ModelConfig, ProviderError, StreamConfig, StreamEvent, StreamProvider,
-};
+use yoagent::provider::{MockProvider, ModelConfig, ProviderError, StreamConfig, StreamEvent, StreamProvider};
 use yoagent::*;
 
 /// A scripted tool call.
@@ -52,8 +50,7 @@ pub fn scripted(responses: Vec<MockResponse>) -> (Agent, Arc<Mutex<Vec<Vec<Messa
         inner: MockProvider::new(responses),
         requests: requests.clone(),
     };
-    let agent =
-        Agent::from_provider(provider, ModelConfig::mock()).with_tools(vec![Box::new(Echo)]);
+    let agent = Agent::from_provider(provider, ModelConfig::mock()).with_tools(vec![Box::new(Echo)]);
     (agent, requests)
 }
 
@@ -168,11 +165,7 @@ impl AgentTool for Echo {
     fn parameters_schema(&self) -> serde_json::Value {
         serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}})
     }
-    async fn execute(
-        &self,
-        params: serde_json::Value,
-        _ctx: ToolContext,
-    ) -> Result<ToolResult, ToolError> {
+    async fn execute(&self, params: serde_json::Value, _ctx: ToolContext) -> Result<ToolResult, ToolError> {
         Ok(ToolResult {
             content: vec![Content::Text {
                 text: params["text"].as_str().unwrap_or("").to_string(),
@@ -201,25 +194,14 @@ pub fn write(dir: &Path, name: &str, contents: &str) -> PathBuf {
 /// (`target/<profile>/examples`).
 pub fn examples_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable");
-    exe.parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>")
-        .join("examples")
+    exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>").join("examples")
 }
 
 /// The built cdylib of the cargo example `name`.
 pub fn example_dylib(name: &str) -> PathBuf {
-    let file = format!(
-        "{}{name}{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    );
+    let file = format!("{}{name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
     let path = examples_dir().join(file);
-    assert!(
-        path.exists(),
-        "{} is not built (cargo test builds examples)",
-        path.display()
-    );
+    assert!(path.exists(), "{} is not built (cargo test builds examples)", path.display());
     path
 }
 
