@@ -1,0 +1,183 @@
+"""The host's side of the Python engine (module ``_yohost_host``).
+
+Rust calls into this module for three things: setting up the interpreter
+(:func:`start`), importing a plugin (:func:`load`), and running a hook on
+a worker thread (:meth:`Worker.call`). Replies cross to Rust as JSON text.
+"""
+
+import asyncio
+import importlib.util
+import inspect
+import json
+import logging
+import os
+import site
+import sys
+import traceback
+
+import yohost
+
+
+class Interrupted(BaseException):
+    """Raised into a hook's thread when the host gives up on it."""
+
+
+class LoadFailure(Exception):
+    """A plugin could not be imported; the message names the file and line."""
+
+
+def start(native_log, venv):
+    """Route logs to the host and put ``venv``'s packages on ``sys.path``."""
+    yohost._sink = native_log
+    root = logging.getLogger()
+    root.addHandler(_HostHandler())
+    root.setLevel(logging.DEBUG)
+    logging.getLogger("asyncio").setLevel(logging.WARNING)  # the host's loops, not the plugin's
+    if venv:
+        _add_venv(venv)
+
+
+def _add_venv(venv):
+    """``venv``'s site-packages, ahead of the interpreter's own (as a venv's
+    own interpreter would have them)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    before = list(sys.path)
+    for lib in ("lib", "lib64"):
+        packages = os.path.join(venv, lib, version, "site-packages")
+        if os.path.isdir(packages):
+            site.addsitedir(packages)
+    added = [p for p in sys.path if p not in before]
+    first_site = next(
+        (i for i, p in enumerate(before) if p.endswith("site-packages")), len(before)
+    )
+    sys.path[:] = before[:first_site] + added + before[first_site:]
+
+
+class _HostHandler(logging.Handler):
+    """Send ``logging`` records to the host, tagged with the current call."""
+
+    def emit(self, record):
+        try:
+            message = self.format(record)
+            yohost._emit(record.levelname.lower(), message)
+        except Exception:  # a log line must never fail a hook
+            self.handleError(record)
+
+
+def load(path, module_name, folder, package, name):
+    """Import the plugin at ``path`` as ``module_name``; its import-time log
+    lines are tagged with ``name``.
+
+    Returns ``(plugin, name, hooks)``. Raises :class:`LoadFailure` with the
+    file and line of the error.
+    """
+    if folder not in sys.path:
+        sys.path.append(folder)
+    locations = [folder] if package else None
+    spec = importlib.util.spec_from_file_location(
+        module_name, path, submodule_search_locations=locations
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    token = yohost._current.set(("", name))
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as error:
+        del sys.modules[module_name]
+        raise LoadFailure(_where(error, folder)) from None
+    finally:
+        yohost._current.reset(token)
+    plugins = [v for v in vars(module).values() if isinstance(v, yohost.Plugin)]
+    if len(plugins) != 1:
+        del sys.modules[module_name]
+        found = "no" if not plugins else str(len(plugins))
+        raise LoadFailure(
+            f"{path}: defines {found} `yohost.Plugin` at top level; "
+            "a plugin module creates exactly one (`plugin = Plugin(\"name\")`)"
+        )
+    plugin = plugins[0]
+    return plugin, plugin.name, plugin.hooks
+
+
+def _where(error, folder):
+    """``error`` with the plugin's file and line it came from."""
+    if isinstance(error, SyntaxError):
+        return f"{error.filename}:{error.lineno}: SyntaxError: {error.msg}"
+    if isinstance(error, SystemExit):
+        what = f"called sys.exit({error.code!r}) while importing"
+    else:
+        what = f"{type(error).__name__}: {error}"
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if f.filename.startswith(folder)] or frames
+    if not own:
+        return what
+    frame = own[-1]
+    return f"{frame.filename}:{frame.lineno}: {what}"
+
+
+class Worker:
+    """One host worker thread's Python side: its event loop and its call."""
+
+    def __init__(self):
+        self.loop = None
+        self.task = None
+        self.interrupted = False
+
+    def call(self, plugin, name, hook, args_json):
+        """Run ``hook`` of ``plugin``: ``(status, text)``, where status is
+        ``ok`` (text is the JSON reply), ``guest``, ``crashed``, ``bad_reply``
+        or ``interrupted``."""
+        args = json.loads(args_json)
+        run = args if hook == "tools" else args["run"]
+        token = yohost._current.set((run["run_id"], name))
+        try:
+            result = plugin.handler(hook)(args)
+            if inspect.isawaitable(result):
+                result = self._run(result)
+            if hook in ("on_event", "finish"):
+                return "ok", "null"  # the contract ignores these replies
+            reply = yohost.to_reply(result)
+            try:
+                return "ok", json.dumps(reply, allow_nan=False)
+            except (TypeError, ValueError) as error:
+                return "bad_reply", f"not JSON-serializable: {error}"
+        except yohost.HookError as error:
+            return "guest", str(error)
+        except BaseException as error:
+            if self.interrupted or isinstance(error, Interrupted):
+                return "interrupted", "interrupted at its deadline"
+            yohost._emit("error", f"{hook} raised:\n{traceback.format_exc()}")
+            if isinstance(error, SystemExit):
+                return "crashed", f"called sys.exit({error.code!r}); a plugin cannot exit the host"
+            return "crashed", f"{type(error).__name__}: {error}"
+        finally:
+            yohost._current.reset(token)
+
+    def forget(self, module_name):
+        """Drop an unloaded plugin's module (and its submodules)."""
+        for name in [n for n in sys.modules if n == module_name or n.startswith(module_name + ".")]:
+            del sys.modules[name]
+
+    def _run(self, awaitable):
+        """Run a coroutine on this worker's event loop (made on first use)."""
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+        self.task = self.loop.create_task(_awaited(awaitable))
+        try:
+            return self.loop.run_until_complete(self.task)
+        finally:
+            self.task = None
+
+    def interrupt(self):
+        """Called from another thread at the deadline: cancel the task being
+        awaited, if any, and say whether there was one (the host then raises
+        :class:`Interrupted` into the thread as well)."""
+        self.interrupted = True
+        if self.task is None or self.loop is None:
+            return False
+        self.loop.call_soon_threadsafe(self.task.cancel)
+        return True
+
+
+async def _awaited(awaitable):
+    return await awaitable

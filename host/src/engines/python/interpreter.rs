@@ -1,0 +1,58 @@
+//! The one CPython interpreter of the process, set up once.
+//!
+//! On first use the interpreter is started (without Python's own signal
+//! handlers), the `yohost` SDK module is registered from the source embedded
+//! in the host (so plugins get the SDK that matches the host, installed or
+//! not), the host's side of the engine (`_yohost_host`) is loaded, Python's
+//! logs are routed to [`plugin_log`], and the packages of the virtualenv
+//! named by `VIRTUAL_ENV` *at that moment* go on `sys.path` ahead of the
+//! interpreter's own site-packages.
+
+use crate::logging::{plugin_log, LogLevel};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyModule;
+
+/// The SDK's source, registered as the module `yohost`.
+const SDK_SOURCE: &str = include_str!("../../../../sdk-python/src/yohost/__init__.py");
+
+/// The host's side of the engine, registered as the module `_yohost_host`.
+const HOST_SOURCE: &str = include_str!("host.py");
+
+/// The interpreter's host module, or why Python could not start.
+static HOST: PyOnceLock<Result<Py<PyModule>, String>> = PyOnceLock::new();
+
+/// The `_yohost_host` module, starting the interpreter on first use.
+pub(super) fn host_module(py: Python<'_>) -> Result<&'static Py<PyModule>, String> {
+    HOST.get_or_init(py, || {
+        start(py).map_err(|e| format!("cannot start Python: {e}"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+fn start(py: Python<'_>) -> PyResult<Py<PyModule>> {
+    PyModule::from_code(py, &c_string(SDK_SOURCE), c"<yohost sdk>", c"yohost")?;
+    let host = PyModule::from_code(
+        py,
+        &c_string(HOST_SOURCE),
+        c"<yohost host>",
+        c"_yohost_host",
+    )?;
+    let native = PyModule::new(py, "_yohost_native")?;
+    native.add_function(wrap_pyfunction!(log, &native)?)?;
+    let venv = std::env::var_os("VIRTUAL_ENV").map(|v| v.to_string_lossy().into_owned());
+    host.call_method1("start", (native.getattr("log")?, venv))?;
+    Ok(host.unbind())
+}
+
+/// Source text as a C string (embedded sources hold no NUL byte).
+fn c_string(source: &str) -> std::ffi::CString {
+    std::ffi::CString::new(source).expect("embedded Python source has no NUL byte")
+}
+
+/// `_yohost_native.log(run_id, plugin, level, message)`: one plugin log line.
+#[pyfunction]
+fn log(py: Python<'_>, run_id: &str, plugin: &str, level: &str, message: &str) {
+    py.detach(|| plugin_log(run_id, plugin, LogLevel::from_name(level), message));
+}

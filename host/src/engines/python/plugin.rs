@@ -1,0 +1,128 @@
+//! A loaded Python plugin serving hook calls.
+//!
+//! The hook's argument crosses to Python as JSON text and the reply comes
+//! back as JSON text, read by [`decode_json_reply`]. The plugin's `Plugin`
+//! object is shared by every run (Python plugins keep no per-run instance).
+
+use super::workers::{self, Ticket};
+use crate::codec::decode_json_reply;
+use crate::error::CallError;
+use crate::plugin::{CallLimits, Plugin, PluginRun};
+use pyo3::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+use yohost_contract::{HookCall, HookReply, ReplyError, RunInfo};
+
+/// A plugin module's `yohost.Plugin`, ready to serve runs. Dropping it
+/// (the file changed or went away) removes its module from `sys.modules`.
+pub(super) struct PythonPlugin {
+    run: Arc<PythonRun>,
+    module: String,
+}
+
+impl PythonPlugin {
+    /// The plugin named `name` whose handlers `plugin` holds, imported as
+    /// the module `module`.
+    pub(super) fn new(name: String, plugin: Py<PyAny>, module: String) -> Self {
+        Self {
+            run: Arc::new(PythonRun {
+                name,
+                plugin: Arc::new(plugin),
+            }),
+            module,
+        }
+    }
+}
+
+impl Drop for PythonPlugin {
+    fn drop(&mut self) {
+        let module = std::mem::take(&mut self.module);
+        let forget = workers::submit(Box::new(move |_py, worker| {
+            if let Err(e) = worker.call_method1("forget", (module,)) {
+                tracing::warn!("cannot unload a Python plugin's module: {e}");
+            }
+            Box::new(|| {})
+        }));
+        if let Err(e) = forget {
+            tracing::warn!("cannot unload a Python plugin's module: {e}");
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Plugin for PythonPlugin {
+    async fn open_run(&self, _run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
+        Ok(self.run.clone())
+    }
+}
+
+struct PythonRun {
+    name: String,
+    plugin: Arc<Py<PyAny>>,
+}
+
+/// What `_yohost_host.Worker.call` answered: `(status, text)`, or the
+/// Python error that escaped it.
+type Outcome = Result<(String, String), String>;
+
+#[async_trait::async_trait]
+impl PluginRun for PythonRun {
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+        let started = Instant::now();
+        let (tx, rx) = tokio::sync::oneshot::channel::<Outcome>();
+        let plugin = Arc::clone(&self.plugin);
+        let name = self.name.clone();
+        let hook = call.hook().as_str();
+        let args = call.args_json().to_string();
+        // Log lines written on the worker go to this task's subscriber,
+        // inside the hook's span.
+        let span = tracing::Span::current();
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
+        let ticket = workers::submit(Box::new(move |py, worker| {
+            let outcome = tracing::dispatcher::with_default(&dispatch, || {
+                span.in_scope(|| {
+                    worker
+                        .call_method1("call", (plugin.bind(py), name, hook, args))
+                        .and_then(|reply| reply.extract::<(String, String)>())
+                        .map_err(|e| e.to_string())
+                })
+            });
+            Box::new(move || {
+                let _ = tx.send(outcome);
+            })
+        }))
+        .map_err(|e| CallError::Crashed(format!("cannot start a Python worker thread: {e}")))?;
+        let pending = Pending(ticket);
+        let outcome = tokio::select! {
+            outcome = rx => outcome,
+            _ = tokio::time::sleep_until(limits.deadline.into()) => {
+                return Err(CallError::Timeout(started.elapsed())); // `pending` interrupts it
+            }
+        };
+        drop(pending); // finished: the job is no longer running, a no-op
+        match outcome {
+            Err(_) => Err(CallError::Crashed("its Python worker thread failed".into())),
+            Ok(Err(escaped)) => Err(CallError::Crashed(escaped)),
+            Ok(Ok((status, text))) => match status.as_str() {
+                "ok" => decode_json_reply(&call, &text),
+                "guest" => Err(CallError::Guest(text)),
+                "bad_reply" => Err(CallError::BadReply(ReplyError {
+                    hook: call.hook(),
+                    problem: text,
+                })),
+                "interrupted" => Err(CallError::Timeout(started.elapsed())),
+                _ => Err(CallError::Crashed(text)),
+            },
+        }
+    }
+}
+
+/// A submitted job: dropping it interrupts the job if it is still running
+/// (the deadline passed, or the host stopped waiting).
+struct Pending(Ticket);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.interrupt();
+    }
+}

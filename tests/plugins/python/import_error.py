@@ -1,0 +1,5 @@
+from yohost import Plugin
+
+import yohost_no_such_module  # line 3
+
+plugin = Plugin()

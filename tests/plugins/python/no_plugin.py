@@ -1,0 +1,3 @@
+"""Imports fine, but creates no `yohost.Plugin`."""
+
+VALUE = 1

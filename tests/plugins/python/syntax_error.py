@@ -1,0 +1,4 @@
+from yohost import Plugin
+
+def broken(:
+    pass
