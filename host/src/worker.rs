@@ -54,7 +54,7 @@ impl WorkerSlot {
         &self,
         job: impl FnOnce() -> R + Send + 'static,
     ) -> Result<R, WorkerError> {
-        let (reply, mut answer) = oneshot::channel();
+        let (reply, answer) = oneshot::channel();
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
         let span = tracing::Span::current();
         let boxed: Job = Box::new(move || {
@@ -66,19 +66,7 @@ impl WorkerSlot {
             slot: self,
             done: false,
         };
-        let spin_until = Instant::now() + SPIN;
-        let result = loop {
-            match answer.try_recv() {
-                Ok(result) => break Ok(result),
-                Err(oneshot::error::TryRecvError::Closed) => break Err(WorkerError::Stopped),
-                Err(oneshot::error::TryRecvError::Empty) if Instant::now() < spin_until => {
-                    std::hint::spin_loop()
-                }
-                Err(oneshot::error::TryRecvError::Empty) => {
-                    break (&mut answer).await.map_err(|_| WorkerError::Stopped)
-                }
-            }
-        };
+        let result = reply_spinning(answer).await.ok_or(WorkerError::Stopped);
         guard.done = true;
         if result.is_err() {
             self.retire();
@@ -138,15 +126,39 @@ fn start(name: &str) -> Result<Sender<Job>, WorkerError> {
 /// The next job, spinning briefly before blocking; `None` once the worker
 /// is retired (its sender dropped).
 fn next_job(queue: &Receiver<Job>) -> Option<Job> {
+    recv_spinning(queue)
+}
+
+/// Receive from a thread's queue, spinning for up to [`SPIN`] before
+/// blocking; `None` when every sender is gone. Engine threads wait for
+/// their next call this way.
+pub fn recv_spinning<T>(queue: &Receiver<T>) -> Option<T> {
     let spin_until = Instant::now() + SPIN;
     while Instant::now() < spin_until {
         match queue.try_recv() {
-            Ok(job) => return Some(job),
+            Ok(item) => return Some(item),
             Err(TryRecvError::Empty) => std::hint::spin_loop(),
             Err(TryRecvError::Disconnected) => return None,
         }
     }
     queue.recv().ok()
+}
+
+/// Await a reply from another thread, spinning for up to [`SPIN`] before
+/// yielding to the runtime; `None` when the sender was dropped. Callers
+/// wait for an engine thread's answer this way.
+pub async fn reply_spinning<T>(mut answer: oneshot::Receiver<T>) -> Option<T> {
+    let spin_until = Instant::now() + SPIN;
+    loop {
+        match answer.try_recv() {
+            Ok(reply) => return Some(reply),
+            Err(oneshot::error::TryRecvError::Closed) => return None,
+            Err(oneshot::error::TryRecvError::Empty) if Instant::now() < spin_until => {
+                std::hint::spin_loop()
+            }
+            Err(oneshot::error::TryRecvError::Empty) => return answer.await.ok(),
+        }
+    }
 }
 
 #[cfg(test)]

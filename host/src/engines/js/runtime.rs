@@ -126,11 +126,13 @@ impl Instance {
         self.requests
             .send(request)
             .map_err(|_| CallError::Crashed("the plugin's engine thread is gone".into()))?;
-        answer.await.unwrap_or_else(|_| {
-            Err(CallError::Crashed(
-                "the plugin's engine thread stopped before it replied".into(),
-            ))
-        })
+        crate::worker::reply_spinning(answer)
+            .await
+            .unwrap_or_else(|| {
+                Err(CallError::Crashed(
+                    "the plugin's engine thread stopped before it replied".into(),
+                ))
+            })
     }
 }
 
@@ -671,9 +673,9 @@ fn serve(
     let mut next_id: u64 = 0;
     loop {
         let request = match shared.next_wake() {
-            None => inbox
-                .recv()
-                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            None => {
+                crate::worker::recv_spinning(&inbox).ok_or(mpsc::RecvTimeoutError::Disconnected)
+            }
             Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         let now = Instant::now();

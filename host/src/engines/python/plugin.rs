@@ -94,7 +94,7 @@ impl PluginRun for PythonRun {
         .map_err(|e| CallError::Crashed(format!("cannot start a Python worker thread: {e}")))?;
         let pending = Pending(ticket);
         let outcome = tokio::select! {
-            outcome = rx => outcome,
+            outcome = crate::worker::reply_spinning(rx) => outcome.ok_or(()),
             _ = tokio::time::sleep_until(limits.deadline.into()) => {
                 return Err(CallError::Timeout(started.elapsed())); // `pending` interrupts it
             }

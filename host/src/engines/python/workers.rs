@@ -119,7 +119,7 @@ fn serve(py: Python<'_>, this: Worker, queue: Mutex<mpsc::Receiver<(u64, Job)>>)
     this.state.ident.store(ident as u64, Ordering::SeqCst);
     let _ = this.state.python.set(python.clone().unbind());
     loop {
-        let next = py.detach(|| lock(&queue).recv());
+        let next = py.detach(|| crate::worker::recv_spinning(&lock(&queue)).ok_or(()));
         let Ok((id, job)) = next else { return };
         this.state.running.store(id, Ordering::SeqCst);
         let deliver = job(py, &python);
