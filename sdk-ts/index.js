@@ -23,3 +23,26 @@ export function text(text) {
 export function image(data, mimeType) {
   return { type: "image", data, mimeType };
 }
+
+function hostFiles(op, path, data) {
+  const fs = globalThis[Symbol.for("yohost.host")]?.fs;
+  if (typeof fs !== "function") throw new Error("yohost fs: the host gave this plugin no file access");
+  const reply = JSON.parse(fs(op, String(path), data === undefined ? null : String(data)));
+  if ("ok" in reply) return reply.ok;
+  const error = new Error(reply.error);
+  error.code = reply.code;
+  throw error;
+}
+
+/**
+ * Text files within the directories `plugin.toml` grants
+ * (`capabilities.read`, `capabilities.write`). Relative paths resolve
+ * against the host's working directory; anything outside the grants throws
+ * an error whose `code` is "EACCES".
+ */
+export const fs = Object.freeze({
+  readText: (path) => hostFiles("read", path),
+  writeText: (path, text) => void hostFiles("write", path, text),
+  list: (path) => hostFiles("readdir", path),
+  exists: (path) => hostFiles("exists", path),
+});

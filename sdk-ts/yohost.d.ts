@@ -210,6 +210,19 @@ declare module "yohost" {
 
   /** An image block. */
   export function image(data: string, mimeType: ImageBlock["mimeType"]): ImageBlock;
+
+  /**
+   * Text files within the directories `plugin.toml` grants
+   * (`capabilities.read`, `capabilities.write`). Relative paths resolve
+   * against the host's working directory; anything outside the grants
+   * throws an error whose `code` is "EACCES".
+   */
+  export const fs: {
+    readText(path: string): string;
+    writeText(path: string, text: string): void;
+    list(path: string): string[];
+    exists(path: string): boolean;
+  };
 }
 
 // The globals the host provides to every plugin.

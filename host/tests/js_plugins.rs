@@ -12,6 +12,7 @@
 //!   reason naming the import, or the file and line; the others still load;
 //! - log lines (`ctx.log` and `console.log`) carry the run id of their run,
 //!   also after `await`, with two runs in flight through the same plugin;
+//! - files are readable only inside the directories `plugin.toml` grants;
 //! - the environment is only what `plugin.toml` grants; there is no
 //!   `process` or `require`;
 //! - the examples (policy, tool, redactor) work as documented.
@@ -326,6 +327,47 @@ async fn the_environment_is_only_what_the_manifest_grants() {
         message.contains("process: undefined; require: undefined"),
         "{message}"
     );
+}
+
+#[tokio::test]
+async fn files_are_readable_only_inside_the_granted_directories() {
+    let dir = plugin_dir();
+    install(
+        dir.path(),
+        "reader",
+        "file_reader.ts",
+        "[capabilities]\nread = [\"data\"]",
+    );
+    let granted = write(dir.path(), "reader/data/note.txt", "granted contents");
+    let secret = write(dir.path(), "secret.txt", "secret contents");
+    let host = PluginHost::open(dir.path()).unwrap();
+    assert!(
+        host.plugins()[0].warnings.is_empty(),
+        "{:?}",
+        host.plugins()[0].warnings
+    );
+    let message = echo_through(&host, granted.to_str().unwrap()).await[0]
+        .1
+        .clone();
+    assert!(message.contains("read: granted contents"), "{message}");
+    let message = echo_through(&host, secret.to_str().unwrap()).await[0]
+        .1
+        .clone();
+    assert!(
+        message.contains("error: EACCES") && message.contains("not granted"),
+        "{message}"
+    );
+    assert!(!message.contains("secret contents"), "{message}");
+
+    // Without a grant, nothing is readable.
+    let dir = plugin_dir();
+    install(dir.path(), "reader", "file_reader.ts", "");
+    let note = write(dir.path(), "reader/note.txt", "own file");
+    let host = PluginHost::open(dir.path()).unwrap();
+    let message = echo_through(&host, note.to_str().unwrap()).await[0]
+        .1
+        .clone();
+    assert!(message.contains("error: EACCES"), "{message}");
 }
 
 #[tokio::test]

@@ -59,7 +59,7 @@ pub const YOHOST: Flavor = Flavor {
         source: include_str!("../../../../sdk-ts/index.js"),
     }],
     shape: include_str!("shape.js"),
-    services: false,
+    services: true,
 };
 
 /// Load a yohost TypeScript or JavaScript plugin.
@@ -125,13 +125,13 @@ pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadEr
         })
         .collect::<Result<_, _>>()?;
     let mut warnings = started.warnings;
-    for (granted, what) in [
-        (!capabilities.read.is_empty(), "`read`"),
-        (!capabilities.write.is_empty(), "`write`"),
-        (capabilities.network, "`network`"),
-        (capabilities.exec, "`exec`"),
+    for (granted, offered, what) in [
+        (!capabilities.read.is_empty(), flavor.services, "`read`"),
+        (!capabilities.write.is_empty(), flavor.services, "`write`"),
+        (capabilities.network, false, "`network`"),
+        (capabilities.exec, flavor.services, "`exec`"),
     ] {
-        if granted && !flavor.services {
+        if granted && !offered {
             warnings.push(format!(
                 "the manifest grants {what}, but the JavaScript engine offers no API for it yet: the plugin cannot use it"
             ));
