@@ -267,6 +267,13 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
 /// Capture tracing output as JSON lines for the rest of this thread's
 /// scope (use a current-thread runtime so every task logs here).
 pub fn capture_logs() -> (Captured, tracing::subscriber::DefaultGuard) {
+    // Tests run side by side, each with a subscriber of its own. tracing
+    // caches, per call site, whether any subscriber wants its events, and
+    // recomputes that as subscribers come and go; a subscriber that lives as
+    // long as the process and wants everything keeps an event from being
+    // skipped in that window.
+    static WANTS_EVERYTHING: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+    WANTS_EVERYTHING.get_or_init(|| tracing::Dispatch::new(tracing_subscriber::registry()));
     let captured = Captured::default();
     let subscriber = tracing_subscriber::fmt()
         .json()
