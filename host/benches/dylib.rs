@@ -4,14 +4,9 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use std::time::Duration;
 
 fn dylib_before_tool(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let rt = common::runtime();
     let examples = std::env::current_exe()
         .unwrap()
         .parent()
@@ -24,27 +19,11 @@ fn dylib_before_tool(c: &mut Criterion) {
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     ));
-    std::fs::create_dir(dir.path().join("policy")).unwrap();
-    std::fs::write(
-        dir.path().join("policy/plugin.toml"),
-        format!("entry = {:?}", lib.display().to_string()),
-    )
-    .unwrap();
-    let dylib = yohost::PluginHost::open(dir.path()).unwrap();
-    assert_eq!(
-        dylib.plugins().len(),
-        1,
-        "the example policy is built: {:?}",
-        dylib.refused()
+    let (_dir, dylib) = common::host_with_file(
+        "policy/plugin.toml",
+        &format!("entry = {:?}", lib.display().to_string()),
     );
-
-    let mut group = c.benchmark_group("before_tool");
-    group
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1));
-    common::bench_before_tool(&mut group, &rt, "native", &common::native_baseline());
-    common::bench_before_tool(&mut group, &rt, "dylib", &dylib);
-    group.finish();
+    common::before_tool_group(c, &rt, "dylib", &dylib);
 }
 
 criterion_group!(benches, dylib_before_tool);

@@ -8,7 +8,6 @@ mod common;
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;
 use yohost::discovery::{scan, Found};
-use yohost::PluginHost;
 
 const POLICY: &str = r#"
 import { definePlugin } from "yohost";
@@ -21,21 +20,9 @@ export default definePlugin({
 "#;
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("policy.ts"), POLICY).unwrap();
-    let typescript = PluginHost::open(dir.path()).unwrap();
-
-    let mut group = c.benchmark_group("before_tool");
-    group
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1));
-    common::bench_before_tool(&mut group, &rt, "native", &common::native_baseline());
-    common::bench_before_tool(&mut group, &rt, "typescript", &typescript);
-    group.finish();
+    let rt = common::runtime();
+    let (dir, typescript) = common::host_with_file("policy.ts", POLICY);
+    common::before_tool_group(c, &rt, "typescript", &typescript);
 
     let candidate = match scan(dir.path()).unwrap().remove(0) {
         Found::Plugin(candidate) => candidate,

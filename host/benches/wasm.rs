@@ -29,20 +29,10 @@ fn plugin_dir(name: &str, guest: &str) -> tempfile::TempDir {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     let dir = plugin_dir("policy", "guest_policy");
     let wasm = PluginHost::open(dir.path()).unwrap();
-
-    let mut group = c.benchmark_group("before_tool");
-    group
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_secs(1));
-    common::bench_before_tool(&mut group, &rt, "native", &common::native_baseline());
-    common::bench_before_tool(&mut group, &rt, "wasm", &wasm);
-    group.finish();
+    common::before_tool_group(c, &rt, "wasm", &wasm);
 
     let dir = plugin_dir("wasm-redactor", "wasm_redactor");
     let candidate = match scan(dir.path()).unwrap().remove(0) {

@@ -298,14 +298,10 @@ async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> HookR
     opened.call(call(run), limits).await.unwrap()
 }
 
-fn pi_plugin(dir: &Path, name: &str, source: &str) {
-    write(dir, name, source);
-}
-
 #[tokio::test]
 async fn a_system_prompt_addition_reaches_the_model_as_a_note() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "rules.ts",
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -329,7 +325,7 @@ export default function (pi: ExtensionAPI) {
 #[tokio::test(flavor = "current_thread")]
 async fn replacing_the_system_prompt_fails_closed_with_no_note() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "replace.ts",
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -351,7 +347,7 @@ export default function (pi: ExtensionAPI) {
 #[tokio::test]
 async fn a_tool_call_rewrite_of_edit_reaches_edit_file_in_yoagents_shape() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "fix.ts",
         r#"import { isToolCallEventType } from "@earendil-works/pi-coding-agent";
@@ -382,7 +378,7 @@ export default function (pi) {
 #[tokio::test]
 async fn tool_result_patches_edit_and_a_throwing_handler_withholds() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "filter.ts",
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -533,7 +529,7 @@ async fn pi_exec_runs_a_process_only_when_granted() {
 #[tokio::test]
 async fn a_call_the_host_cannot_honour_fails_its_hook_closed() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "chatty.ts",
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -557,7 +553,7 @@ export default function (pi: ExtensionAPI) {
 #[tokio::test(flavor = "current_thread")]
 async fn observed_events_show_yoagents_tools_under_pis_names() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "watch.ts",
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -611,7 +607,7 @@ export default function (pi: ExtensionAPI) {
 #[tokio::test]
 async fn former_package_names_and_typebox_give_json_schema_tools() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "todo.ts",
         r#"import { Type } from "typebox";
@@ -663,7 +659,7 @@ export default function (pi: ExtensionAPI) {
 #[test]
 fn what_rewrites_the_request_is_refused_and_what_belongs_to_an_app_is_reported() {
     let dir = plugin_dir();
-    pi_plugin(
+    write(
         dir.path(),
         "rewriter.ts",
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -672,7 +668,7 @@ export default function (pi: ExtensionAPI) {
   pi.registerProvider("proxy", { baseUrl: "https://proxy.example" });
 }"#,
     );
-    pi_plugin(
+    write(
         dir.path(),
         "appish.ts",
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -683,7 +679,7 @@ export default function (pi: ExtensionAPI) {
   pi.on("tool_call", () => (pi.getFlag("plan") ? { block: true, reason: "planning" } : undefined));
 }"#,
     );
-    pi_plugin(
+    write(
         dir.path(),
         "tui.ts",
         r#"import { Text } from "@earendil-works/pi-tui";

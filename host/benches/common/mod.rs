@@ -64,3 +64,45 @@ pub fn bench_before_tool(
         });
     }
 }
+
+/// A plugin directory holding one file (`file` may name a folder too), and
+/// the host over it.
+pub fn host_with_file(file: &str, source: &str) -> (tempfile::TempDir, PluginHost) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join(file);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the folder is made");
+    std::fs::write(path, source).expect("the plugin file is written");
+    let host = PluginHost::open(dir.path()).expect("the host opens");
+    assert_eq!(
+        host.plugins().len(),
+        1,
+        "the plugin loads: {:?}",
+        host.refused()
+    );
+    (dir, host)
+}
+
+/// The `before_tool` group: the native baseline beside `host`'s plugin,
+/// labelled `label`.
+pub fn before_tool_group(
+    c: &mut criterion::Criterion,
+    rt: &tokio::runtime::Runtime,
+    label: &str,
+    host: &PluginHost,
+) {
+    let mut group = c.benchmark_group("before_tool");
+    group
+        .measurement_time(std::time::Duration::from_secs(3))
+        .warm_up_time(std::time::Duration::from_secs(1));
+    bench_before_tool(&mut group, rt, "native", &native_baseline());
+    bench_before_tool(&mut group, rt, label, host);
+    group.finish();
+}
+
+/// A current-thread runtime, as a host embedding yohost might run.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
