@@ -13,6 +13,7 @@
 //! - log lines (`ctx.log` and `console.log`) carry the run id of their run,
 //!   also after `await`, with two runs in flight through the same plugin;
 //! - files are readable only inside the directories `plugin.toml` grants;
+//! - a reply over 16 MiB denies the call; a log line is cut at 8 KiB;
 //! - the environment is only what `plugin.toml` grants; there is no
 //!   `process` or `require`;
 //! - the examples (policy, tool, redactor) work as documented.
@@ -214,6 +215,22 @@ async fn deep_recursion_is_a_failure_not_a_crash() {
 #[tokio::test]
 async fn a_thrown_error_denies_the_call() {
     fails_closed("throw", "hostile plugin threw on purpose").await;
+}
+
+#[tokio::test]
+async fn a_flood_of_output_is_refused_and_a_flood_of_log_is_cut() {
+    fails_closed("flood", "over the limit").await;
+    let (logs, _guard) = capture_logs();
+    let (_dir, host) = hostile_host();
+    let results = echo_through(&host, "chatty").await;
+    assert_eq!(results[0], ("echo".into(), "chatty".into(), false));
+    let lines = logs.plugin_lines();
+    let message = lines[0]["fields"]["message"].as_str().unwrap();
+    assert_eq!(
+        message.len(),
+        yohost::limits::MAX_LOG_BYTES,
+        "the line is cut at 8 KiB"
+    );
 }
 
 #[tokio::test]

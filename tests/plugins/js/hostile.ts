@@ -6,7 +6,7 @@ function recurse(n: number): number {
 }
 
 export default definePlugin({
-  before_tool({ args }) {
+  before_tool({ args }, ctx) {
     switch (args.text) {
       case "spin":
         while (true) {}
@@ -24,6 +24,11 @@ export default definePlugin({
         throw new Error("hostile plugin threw on purpose");
       case "shape":
         return { allow: true } as never;
+      case "flood":
+        return { deny: "x".repeat(17 * 1024 * 1024) };
+      case "chatty":
+        ctx.log.info("y".repeat(100_000));
+        return null;
       case "function":
         return (() => null) as never;
       default:
