@@ -108,6 +108,19 @@ pub enum LoadError {
         /// What it uses, by name, and why that is refused.
         message: String,
     },
+    /// No adapter in this host serves the plugin's (engine, ecosystem) pair.
+    #[error("{path}: no adapter loads {ecosystem} plugins on the {engine} engine: {serving}")]
+    NoAdapter {
+        /// The plugin's file.
+        path: PathBuf,
+        /// The ecosystem it is written for.
+        ecosystem: &'static str,
+        /// The engine its file needs.
+        engine: &'static str,
+        /// Who serves that ecosystem: the engines this host loads it on, or
+        /// the adapter crate to register.
+        serving: String,
+    },
     /// Another plugin already has this name.
     #[error(
         "{path}: another plugin is already named '{name}' ({other}); rename one in its plugin.toml"

@@ -1,12 +1,13 @@
 //! [`PluginHost`]: a plugin directory, loaded and watched.
 
+use crate::adapter::{Adapter, Adapters};
 use crate::error::HostError;
 use crate::extension::{HostExtension, PluginExtension};
 use crate::plugin::LoadedPlugin;
 use crate::registry::{Refusal, Registry, Snapshot};
 use crate::report::PluginReport;
 use notify::Watcher;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A plugin directory, loaded and kept live: a file added, changed or
@@ -17,12 +18,48 @@ pub struct PluginHost {
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
+/// Sets up a [`PluginHost`]: which adapters load the directory's plugins.
+/// Start with [`PluginHost::builder`].
+pub struct PluginHostBuilder {
+    dir: PathBuf,
+    adapters: Adapters,
+}
+
+impl PluginHostBuilder {
+    /// Load the plugins of `adapter`'s (engine, ecosystem) pair with it,
+    /// replacing whatever served that pair before (the built-in set serves
+    /// yohost's own plugins on every engine, and pi extensions).
+    pub fn adapter(mut self, adapter: Arc<dyn Adapter>) -> Self {
+        self.adapters.register(adapter);
+        self
+    }
+
+    /// Load every plugin in the directory and watch it, as
+    /// [`PluginHost::open`] does.
+    pub fn open(self) -> Result<PluginHost, HostError> {
+        PluginHost::open_with(&self.dir, self.adapters)
+    }
+}
+
 impl PluginHost {
-    /// Load every plugin in `dir` and watch it. Plugins that cannot load are
-    /// refused (see [`refused`](Self::refused)); they never stop the others.
+    /// Set up a host over `dir` with adapters beyond the built-in set:
+    /// `PluginHost::builder(dir).adapter(Arc::new(MyAdapter)).open()`.
+    pub fn builder(dir: impl AsRef<Path>) -> PluginHostBuilder {
+        PluginHostBuilder {
+            dir: dir.as_ref().to_path_buf(),
+            adapters: Adapters::default(),
+        }
+    }
+
+    /// Load every plugin in `dir` with the built-in adapters, and watch it.
+    /// Plugins that cannot load are refused (see [`refused`](Self::refused));
+    /// they never stop the others.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, HostError> {
-        let dir = dir.as_ref();
-        let registry = Registry::open(dir)?;
+        Self::open_with(dir.as_ref(), Adapters::default())
+    }
+
+    fn open_with(dir: &Path, adapters: Adapters) -> Result<Self, HostError> {
+        let registry = Registry::open(dir, adapters)?;
         let weak = Arc::downgrade(&registry);
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {

@@ -5,6 +5,7 @@
 //! different), the next snapshot rescans it first. Plugins whose files did
 //! not change are kept as they are, not loaded again.
 
+use crate::adapter::Adapters;
 use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
 use crate::engines;
 use crate::error::{HostError, LoadError};
@@ -47,6 +48,7 @@ struct Kept {
 
 pub(crate) struct Registry {
     dir: Option<PathBuf>,
+    adapters: Adapters,
     current: RwLock<Arc<Snapshot>>,
     kept: Mutex<HashMap<PathBuf, Kept>>,
     top_level: Mutex<Fingerprint>,
@@ -54,14 +56,16 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// A registry over `dir`, loaded now.
-    pub(crate) fn open(dir: &Path) -> Result<Arc<Self>, HostError> {
+    /// A registry over `dir` whose plugins load through `adapters`, loaded
+    /// now.
+    pub(crate) fn open(dir: &Path, adapters: Adapters) -> Result<Arc<Self>, HostError> {
         std::fs::read_dir(dir).map_err(|source| HostError::Directory {
             path: dir.to_path_buf(),
             source,
         })?;
         let registry = Arc::new(Self {
             dir: Some(dir.to_path_buf()),
+            adapters,
             current: RwLock::default(),
             kept: Mutex::default(),
             top_level: Mutex::default(),
@@ -77,6 +81,7 @@ impl Registry {
         sort_for_running(&mut plugins);
         Arc::new(Self {
             dir: None,
+            adapters: Adapters::default(),
             current: RwLock::new(Arc::new(Snapshot {
                 plugins,
                 refused: Vec::new(),
@@ -130,7 +135,7 @@ impl Registry {
         let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
         let mut refused = Vec::new();
         for entry in found {
-            let candidate = match entry {
+            let mut candidate = match entry {
                 Found::Plugin(candidate) => candidate,
                 Found::Refused { name, file, reason } => {
                     refused.push(Refusal {
@@ -145,7 +150,10 @@ impl Registry {
             };
             let plugin = match kept.remove(&candidate.root) {
                 Some(old) if old.fingerprint == candidate.fingerprint => Ok(old.plugin),
-                _ => load(&candidate).map(Arc::new),
+                _ => {
+                    self.adapters.classify(&mut candidate);
+                    load(&self.adapters, &candidate).map(Arc::new)
+                }
             };
             let plugin =
                 plugin.and_then(
@@ -189,9 +197,9 @@ impl Registry {
     }
 }
 
-/// Load a candidate on its engine and name it.
-fn load(candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
-    let loaded = engines::load(candidate)?;
+/// Load a candidate through its adapter and name it.
+fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
+    let loaded = engines::load(adapters, candidate)?;
     let name = match (&candidate.named_by_manifest, loaded.name) {
         (false, Some(own)) if !own.is_empty() => own,
         _ => candidate.name.clone(),

@@ -86,8 +86,10 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     })
 }
 
-/// Copy the library to `<tmp>/yohost-dylib/<stem>-<hash>.<ext>`.
-fn private_copy(path: &Path) -> std::io::Result<PathBuf> {
+/// Copy the library to `<tmp>/yohost-dylib/<stem>-<hash>.<ext>` and return
+/// that path: a changed file at the same path then loads as new code. Every
+/// native library the host or an adapter opens goes through this copy.
+pub fn private_copy(path: &Path) -> std::io::Result<PathBuf> {
     let bytes = std::fs::read(path)?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     bytes.hash(&mut hasher);
@@ -100,7 +102,11 @@ fn private_copy(path: &Path) -> std::io::Result<PathBuf> {
     let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("so");
     let private = dir.join(format!("{stem}-{:016x}.{ext}", hasher.finish()));
     if !private.exists() {
-        let partial = private.with_extension(format!("{}.part", std::process::id()));
+        // A partial file of this call's own: two loads of one library at once
+        // must not write into the same file while the other renames it.
+        static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let copy = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let partial = private.with_extension(format!("{}-{copy}.part", std::process::id()));
         std::fs::write(&partial, &bytes)?;
         std::fs::rename(&partial, &private)?;
     }
@@ -225,5 +231,31 @@ impl PluginRun for DylibRun {
             })
             .await
             .unwrap_or_else(|e| Err(CallError::Crashed(e.to_string())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_at_once_each_get_the_whole_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        // Unique content, so no earlier copy exists.
+        let mut bytes = format!("{:?}", std::time::SystemTime::now()).into_bytes();
+        bytes.resize(4 << 20, b'x');
+        let lib = dir.path().join("libraced.so");
+        std::fs::write(&lib, &bytes).unwrap();
+        let copies: Vec<PathBuf> = std::thread::scope(|s| {
+            let loads: Vec<_> = (0..8).map(|_| s.spawn(|| private_copy(&lib))).collect();
+            loads
+                .into_iter()
+                .map(|l| l.join().unwrap().unwrap())
+                .collect()
+        });
+        for copy in &copies {
+            assert!(std::fs::read(copy).unwrap() == bytes, "a whole copy");
+        }
+        std::fs::remove_file(&copies[0]).unwrap();
     }
 }

@@ -15,7 +15,7 @@
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
 //! default export becomes hooks. yohost's own is [`YOHOST`]; pi extensions
-//! (the candidate's ecosystem is [`Ecosystem::Pi`]) load with [`pi::PI`].
+//! load with [`pi::PI`] (the adapter table sends them to [`pi::load`]).
 
 pub mod modules;
 pub mod pi;
@@ -26,7 +26,6 @@ pub mod transpile;
 
 use crate::discovery::Candidate;
 use crate::error::LoadError;
-use crate::manifest::Ecosystem;
 use crate::plugin::Loaded;
 use modules::{gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
@@ -64,10 +63,7 @@ pub const YOHOST: Flavor = Flavor {
 
 /// Load a yohost TypeScript or JavaScript plugin.
 pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
-    match candidate.ecosystem {
-        Ecosystem::Pi => pi::load(candidate),
-        _ => load_with(candidate, YOHOST),
-    }
+    load_with(candidate, YOHOST)
 }
 
 /// Load a plugin of `flavor`: gather and transpile its modules, start its
