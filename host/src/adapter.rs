@@ -129,8 +129,8 @@ impl Adapters {
             Some(adapter) => adapter.load(candidate),
             None => Err(LoadError::NoAdapter {
                 path: candidate.entry.clone(),
-                ecosystem: candidate.ecosystem.as_str(),
-                engine: candidate.engine.as_str(),
+                engine: candidate.engine,
+                ecosystem: candidate.ecosystem,
                 serving: self.serving(candidate.ecosystem),
             }),
         }
@@ -214,8 +214,8 @@ mod tests {
         assert!(matches!(
             err,
             LoadError::NoAdapter {
-                ecosystem: "rutis-agent",
-                engine: "dylib",
+                ecosystem: Ecosystem::RutisAgent,
+                engine: EngineKind::Dylib,
                 ..
             }
         ));

@@ -2,102 +2,58 @@
 //!
 //! Exported symbol names are stored as NUL-terminated strings (ELF's
 //! `.dynstr`, Mach-O's string table with a leading `_`, PE's export name
-//! table), so the file is scanned for `rutis_plugin_tool_count\0` and for
-//! yohost's entry point. Nothing is loaded and no code runs; the read is
-//! bounded by [`SCAN_LIMIT`].
+//! table), so the file is searched for `rutis_plugin_tool_count\0` and for
+//! yohost's entry point. Nothing is loaded and no code runs; the file is read
+//! as the host reads plugin files ([`yohost::source::read_bytes`]: regular
+//! files only, without blocking), up to the size the dylib engine accepts.
 
-use memchr::memmem::Finder;
-use std::io::Read;
+use memchr::memmem;
 use std::path::Path;
-
-/// How many bytes of a file are scanned at most. A larger library is not
-/// recognised (name its ecosystem in its `plugin.toml` instead).
-pub const SCAN_LIMIT: u64 = 256 * 1024 * 1024;
 
 /// The symbol every rutis-agent tool library exports.
 const TOOL_COUNT: &[u8] = b"rutis_plugin_tool_count\0";
 
 /// Whether the file at `path` exports the rutis-agent tool ABI and not
-/// yohost's own entry point.
+/// yohost's own entry point. A file that cannot be read, or is larger than
+/// [`yohost::limits::MAX_LIBRARY_BYTES`], is not.
 pub fn is_tool_library(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let yohost_entry = format!("{}\0", yohost::contract::ENTRY_SYMBOL);
-    match find_each(
-        file.take(SCAN_LIMIT),
-        &[TOOL_COUNT, yohost_entry.as_bytes()],
-    ) {
-        Ok(found) => found[0] && !found[1],
-        Err(_) => false,
-    }
+    yohost::source::read_bytes(path, yohost::limits::MAX_LIBRARY_BYTES)
+        .is_ok_and(|bytes| exports_tool_abi(&bytes))
 }
 
-/// Which of `needles` occur in `reader`'s bytes, read in chunks (a needle
-/// split across two chunks is still found).
-fn find_each(mut reader: impl Read, needles: &[&[u8]]) -> std::io::Result<Vec<bool>> {
-    const CHUNK: usize = 1 << 20;
-    let finders: Vec<Finder<'_>> = needles.iter().map(Finder::new).collect();
-    let overlap = needles.iter().map(|n| n.len()).max().unwrap_or(1) - 1;
-    let mut found = vec![false; needles.len()];
-    let mut buffer = vec![0u8; overlap + CHUNK];
-    let mut kept = 0;
-    loop {
-        let read = reader.read(&mut buffer[kept..])?;
-        if read == 0 {
-            return Ok(found);
-        }
-        let filled = kept + read;
-        for (hit, finder) in found.iter_mut().zip(&finders) {
-            *hit = *hit || finder.find(&buffer[..filled]).is_some();
-        }
-        if found.iter().all(|f| *f) {
-            return Ok(found);
-        }
-        kept = overlap.min(filled);
-        buffer.copy_within(filled - kept..filled, 0);
-    }
+/// Whether `bytes` name the tool ABI's symbol and not yohost's entry point.
+fn exports_tool_abi(bytes: &[u8]) -> bool {
+    let yohost_entry = format!("{}\0", yohost::contract::ENTRY_SYMBOL);
+    memmem::find(bytes, TOOL_COUNT).is_some()
+        && memmem::find(bytes, yohost_entry.as_bytes()).is_none()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Reads one byte at a time, so every needle straddles reads.
-    struct Trickle<'a>(&'a [u8]);
-
-    impl Read for Trickle<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            match (self.0.split_first(), buf.first_mut()) {
-                (Some((byte, rest)), Some(slot)) => {
-                    *slot = *byte;
-                    self.0 = rest;
-                    Ok(1)
-                }
-                _ => Ok(0),
-            }
-        }
+    #[test]
+    fn only_the_whole_symbol_name_without_yohost_entry_counts() {
+        assert!(exports_tool_abi(b"\x7fELF\0\0rutis_plugin_tool_count\0"));
+        assert!(exports_tool_abi(b"\0_rutis_plugin_tool_count\0"), "Mach-O");
+        assert!(!exports_tool_abi(b"\0rutis_plugin_tool_countx\0"));
+        assert!(!exports_tool_abi(b"rutis_plugin_tool_count"), "no NUL");
+        assert!(!exports_tool_abi(
+            b"\0rutis_plugin_tool_count\0yohost_plugin_entry\0"
+        ));
     }
 
+    #[cfg(unix)]
     #[test]
-    fn needles_are_found_across_reads_and_only_whole() {
-        let bytes = b"\x7fELF\0\0rutis_plugin_tool_count\0rutis_plugin_tool_schema\0";
-        let found = find_each(Trickle(bytes), &[TOOL_COUNT, b"yohost_plugin_entry\0"]).unwrap();
-        assert_eq!(found, [true, false]);
-        // A name inside a longer one, or without its NUL, is not the symbol.
-        let found = find_each(Trickle(b"\0rutis_plugin_tool_countx\0"), &[TOOL_COUNT]).unwrap();
-        assert_eq!(found, [false]);
-    }
-
-    #[test]
-    fn a_library_with_both_symbols_is_yohost_and_a_missing_file_is_nothing() {
+    fn a_fifo_or_a_missing_file_is_not_a_library_and_does_not_block() {
         let dir = tempfile::tempdir().unwrap();
-        let both = dir.path().join("both.so");
-        std::fs::write(&both, b"\0rutis_plugin_tool_count\0yohost_plugin_entry\0").unwrap();
-        assert!(!is_tool_library(&both));
-        let rutis = dir.path().join("rutis.so");
-        std::fs::write(&rutis, b"\0_rutis_plugin_tool_count\0").unwrap();
-        assert!(is_tool_library(&rutis));
+        let fifo = dir.path().join("libfifo.so");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert!(!is_tool_library(&fifo));
         assert!(!is_tool_library(&dir.path().join("missing.so")));
     }
 }

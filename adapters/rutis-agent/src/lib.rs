@@ -61,8 +61,8 @@ impl Adapter for RutisAgentAdapter {
     }
 
     /// A library that exports `rutis_plugin_tool_count` and not yohost's
-    /// own entry point, found by reading at most [`detect::SCAN_LIMIT`]
-    /// bytes of the file.
+    /// own entry point, found in the file's bytes (read bounded, without
+    /// blocking, and without loading it).
     fn recognises(&self, candidate: &Candidate) -> bool {
         detect::is_tool_library(&candidate.entry)
     }

@@ -24,9 +24,10 @@ pub const REQUIRED: [&str; 3] = [
 /// Why a library could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    /// The file could not be copied or read.
-    #[error("cannot read the library: {0}")]
-    Read(std::io::Error),
+    /// The file could not be read or copied (already a refusal with its
+    /// path and reason).
+    #[error("{0}")]
+    Copy(yohost::LoadError),
     /// The dynamic loader refused it.
     #[error("cannot load the library: {0}")]
     Load(libloading::Error),
@@ -61,7 +62,7 @@ impl ToolLibrary {
     /// Open a private copy of the library at `path` (see
     /// [`yohost::engines::dylib::private_copy`]) and find its symbols.
     pub fn open(path: &Path) -> Result<Self, OpenError> {
-        let private = yohost::engines::dylib::private_copy(path).map_err(OpenError::Read)?;
+        let private = yohost::engines::dylib::private_copy(path).map_err(OpenError::Copy)?;
         // SAFETY: loading a library runs its initializers; tool libraries are
         // trusted code by design, like yohost's own dylibs.
         let library = unsafe { libloading::Library::new(&private) }.map_err(OpenError::Load)?;

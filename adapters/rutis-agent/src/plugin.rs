@@ -27,8 +27,9 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         message,
     };
     let library = ToolLibrary::open(&candidate.entry).map_err(|e| match e {
+        OpenError::Copy(refusal) => refusal,
         OpenError::Missing(_) => invalid(format!("not a rutis-agent tool library: {e}")),
-        other => invalid(other.to_string()),
+        OpenError::Load(_) => invalid(e.to_string()),
     })?;
     let tools = read_tools(&library).map_err(|e| invalid(format!("malformed tool schema: {e}")))?;
     let name = match library.name(MAX_NAME_BYTES) {

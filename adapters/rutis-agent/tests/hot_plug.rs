@@ -195,8 +195,8 @@ async fn a_library_is_recognised_by_its_symbols_and_needs_the_adapter() {
     assert!(matches!(
         refusal.reason,
         yohost::LoadError::NoAdapter {
-            ecosystem: "rutis-agent",
-            engine: "dylib",
+            ecosystem: yohost::Ecosystem::RutisAgent,
+            engine: yohost::EngineKind::Dylib,
             ..
         }
     ));
