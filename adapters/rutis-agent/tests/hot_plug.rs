@@ -253,4 +253,13 @@ async fn malformed_libraries_are_refused_with_their_reason() {
         let text = refusal.reason.to_string();
         assert!(text.contains(reason), "{example}: {text}");
     }
+    // A rescan for another file keeps the unchanged refusals as they were.
+    let lib = example_dylib("rutis_fixture_minimal");
+    std::fs::copy(&lib, dir.path().join(lib.file_name().unwrap())).unwrap();
+    assert_eq!(host.plugins().len(), 1);
+    let refused = host.refused();
+    assert_eq!(refused.len(), cases.len());
+    assert!(refused
+        .iter()
+        .all(|r| r.ecosystem == Some(yohost::Ecosystem::RutisAgent)));
 }
