@@ -89,11 +89,25 @@ const FIXTURE_REJECT: &str = "fx rejects forbidden-input";
 const TRUSTED: Support =
     Support::No("trusted code, not sandboxed: no memory limit, no file grants");
 
+/// The built dylib fixture, refusing a build older than its source: `cargo
+/// test --test conformance` alone does not rebuild examples.
+fn dylib_fixture() -> PathBuf {
+    let lib = example_dylib("conformance_fixture");
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).unwrap();
+    let source = root().join("tests/plugins/conformance/fixture.rs");
+    assert!(
+        modified(&lib) >= modified(&source),
+        "{} is older than its source: run `cargo build -p yohost --examples`",
+        lib.display()
+    );
+    lib
+}
+
 pub fn dylib() -> Engine {
     Engine {
         name: "dylib",
         install: |dir, plugin, extra| {
-            let lib = example_dylib("conformance_fixture");
+            let lib = dylib_fixture();
             write(
                 dir,
                 &format!("{plugin}/plugin.toml"),
