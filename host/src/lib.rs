@@ -47,10 +47,12 @@ pub mod logging;
 pub mod manifest;
 pub mod native;
 pub mod plugin;
+pub mod private_dir;
 pub mod registry;
 pub mod report;
 pub(crate) mod runset;
 pub mod session;
+pub mod source;
 pub(crate) mod tool;
 pub mod worker;
 

@@ -2,13 +2,18 @@
 //!
 //! A run takes a [`Snapshot`] when it starts and keeps it to its end. When
 //! the directory changed (the watcher said so, or its top level looks
-//! different), the next snapshot rescans it first. Plugins whose files did
-//! not change are kept as they are, not loaded again.
+//! different), the next snapshot rescans it first. A plugin whose files did
+//! not change is never loaded again: what loading it gave, the plugin or the
+//! refusal, is kept by the fingerprint of its files (loading runs a
+//! plugin's top-level code, which may be slow or have effects). An explicit
+//! reload ([`PluginHost::reload`](crate::PluginHost::reload)) tries refused
+//! plugins again, since what refused them may lie outside their files (a
+//! granted folder, the private folder for library copies).
 
 use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
 use crate::engines;
 use crate::error::{HostError, LoadError};
-use crate::manifest::Ecosystem;
+use crate::manifest::{check_name, Ecosystem};
 use crate::plugin::{EngineKind, LoadedPlugin};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -39,9 +44,9 @@ pub struct Snapshot {
     pub refused: Vec<Refusal>,
 }
 
-/// A loaded plugin and the files it was loaded from.
+/// What loading a candidate gave, and the files it was loaded from.
 struct Kept {
-    plugin: Arc<LoadedPlugin>,
+    loaded: Result<Arc<LoadedPlugin>, LoadError>,
     fingerprint: Fingerprint,
 }
 
@@ -51,6 +56,7 @@ pub(crate) struct Registry {
     kept: Mutex<HashMap<PathBuf, Kept>>,
     top_level: Mutex<Fingerprint>,
     dirty: AtomicBool,
+    retry_refused: AtomicBool,
 }
 
 impl Registry {
@@ -66,6 +72,7 @@ impl Registry {
             kept: Mutex::default(),
             top_level: Mutex::default(),
             dirty: AtomicBool::new(true),
+            retry_refused: AtomicBool::new(false),
         });
         registry.snapshot();
         Ok(registry)
@@ -84,6 +91,7 @@ impl Registry {
             kept: Mutex::default(),
             top_level: Mutex::default(),
             dirty: AtomicBool::new(false),
+            retry_refused: AtomicBool::new(false),
         })
     }
 
@@ -95,6 +103,13 @@ impl Registry {
     /// Mark the directory as changed: the next snapshot rescans it.
     pub(crate) fn mark_dirty(&self) {
         self.dirty.store(true, Ordering::SeqCst);
+    }
+
+    /// Rescan at the next snapshot, and load refused plugins again even if
+    /// their files did not change.
+    pub(crate) fn reload(&self) {
+        self.retry_refused.store(true, Ordering::SeqCst);
+        self.mark_dirty();
     }
 
     /// The current plugins, rescanning first if the directory changed.
@@ -126,6 +141,7 @@ impl Registry {
             }
         };
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let retry_refused = self.retry_refused.swap(false, Ordering::SeqCst);
         let mut next_kept = HashMap::new();
         let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
         let mut refused = Vec::new();
@@ -143,12 +159,35 @@ impl Registry {
                     continue;
                 }
             };
-            let plugin = match kept.remove(&candidate.root) {
-                Some(old) if old.fingerprint == candidate.fingerprint => Ok(old.plugin),
-                _ => load(&candidate).map(Arc::new),
+            let loaded = match kept.remove(&candidate.root) {
+                Some(old)
+                    if old.fingerprint == candidate.fingerprint
+                        && (old.loaded.is_ok() || !retry_refused) =>
+                {
+                    old.loaded
+                }
+                _ => {
+                    let loaded = load(&candidate).map(Arc::new);
+                    match &loaded {
+                        Ok(plugin) => {
+                            tracing::debug!(plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded")
+                        }
+                        Err(reason) => {
+                            tracing::warn!(plugin = %candidate.name, "plugin refused: {reason}")
+                        }
+                    }
+                    loaded
+                }
             };
+            next_kept.insert(
+                candidate.root.clone(),
+                Kept {
+                    loaded: loaded.clone(),
+                    fingerprint: candidate.fingerprint.clone(),
+                },
+            );
             let plugin =
-                plugin.and_then(
+                loaded.and_then(
                     |plugin| match plugins.iter().find(|p| p.name == plugin.name) {
                         Some(other) => Err(LoadError::DuplicateName {
                             path: candidate.root.clone(),
@@ -159,27 +198,14 @@ impl Registry {
                     },
                 );
             match plugin {
-                Ok(plugin) => {
-                    tracing::debug!(plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded");
-                    next_kept.insert(
-                        candidate.root.clone(),
-                        Kept {
-                            plugin: Arc::clone(&plugin),
-                            fingerprint: candidate.fingerprint.clone(),
-                        },
-                    );
-                    plugins.push(plugin);
-                }
-                Err(reason) => {
-                    tracing::warn!(plugin = %candidate.name, "plugin refused: {reason}");
-                    refused.push(Refusal {
-                        name: candidate.name.clone(),
-                        file: candidate.root.clone(),
-                        engine: Some(candidate.engine),
-                        ecosystem: Some(candidate.ecosystem),
-                        reason,
-                    });
-                }
+                Ok(plugin) => plugins.push(plugin),
+                Err(reason) => refused.push(Refusal {
+                    name: candidate.name.clone(),
+                    file: candidate.root.clone(),
+                    engine: Some(candidate.engine),
+                    ecosystem: Some(candidate.ecosystem),
+                    reason,
+                }),
             }
         }
         *kept = next_kept;
@@ -189,13 +215,28 @@ impl Registry {
     }
 }
 
-/// Load a candidate on its engine and name it.
+/// Load a candidate on its engine and name it. A name the plugin gives
+/// itself must be a valid name too; a plugin with no hooks loads with a
+/// warning, since the host will never call it.
 fn load(candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
     let loaded = engines::load(candidate)?;
     let name = match (&candidate.named_by_manifest, loaded.name) {
-        (false, Some(own)) if !own.is_empty() => own,
+        (false, Some(own)) if !own.is_empty() => {
+            check_name(&own).map_err(|problem| LoadError::BadName {
+                path: candidate.root.clone(),
+                name: own.clone(),
+                problem,
+            })?;
+            own
+        }
         _ => candidate.name.clone(),
     };
+    let mut warnings = loaded.warnings;
+    if loaded.hooks.is_empty() {
+        let warning = "it implements no hooks and offers no tools, so the host will never call it";
+        tracing::warn!(plugin = %name, "{warning}");
+        warnings.push(warning.into());
+    }
     Ok(LoadedPlugin {
         name,
         file: candidate.root.clone(),
@@ -203,7 +244,7 @@ fn load(candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
         ecosystem: loaded.ecosystem.unwrap_or(candidate.ecosystem),
         manifest: candidate.manifest.clone(),
         hooks: loaded.hooks,
-        warnings: loaded.warnings,
+        warnings,
         plugin: loaded.plugin,
     })
 }
