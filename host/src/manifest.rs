@@ -13,6 +13,7 @@
 //!
 //! [timeouts]                # milliseconds; default: the contract's per hook
 //! before_tool = 2000
+//! load = 3000               # loading a Python plugin (its import); default: 10 s
 //!
 //! [limits]
 //! memory_mib = 128          # default: 64 (enforced by the Wasm and JS engines)
@@ -34,6 +35,14 @@ use yohost_contract::Hook;
 
 /// The manifest file's name.
 pub const MANIFEST_FILE: &str = "plugin.toml";
+
+/// The `[timeouts]` key that bounds loading the plugin rather than a hook.
+pub const LOAD_TIMEOUT_KEY: &str = "load";
+
+/// How long loading a plugin may take when `[timeouts] load` is absent.
+/// Python imports honour it; the Wasm and JS engines bound their loads with
+/// limits of their own.
+pub const DEFAULT_LOAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The priority of a plugin whose manifest sets none.
 pub const DEFAULT_PRIORITY: i64 = 100;
@@ -123,7 +132,8 @@ pub struct Manifest {
     /// The entry file, relative to the plugin's folder. Absent: the obvious
     /// entry (`index.ts`, `__init__.py`, the only `.wasm`/`.so`, ...).
     pub entry: Option<PathBuf>,
-    /// Per-hook timeouts in milliseconds. Absent: the contract's defaults.
+    /// Per-hook timeouts in milliseconds, and `load`. Absent: the contract's
+    /// defaults, and [`DEFAULT_LOAD_TIMEOUT`].
     #[serde(default)]
     pub timeouts: BTreeMap<String, u64>,
     /// Resource limits.
@@ -150,15 +160,16 @@ impl Manifest {
         }
     }
 
-    /// Parse manifest text, checking hook names in `[timeouts]`.
+    /// Parse manifest text, checking the names in `[timeouts]`.
     pub fn parse(text: &str) -> Result<Manifest, String> {
         let manifest: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
         if let Some(bad) = manifest
             .timeouts
             .keys()
-            .find(|k| Hook::from_name(k).is_none())
+            .find(|k| *k != LOAD_TIMEOUT_KEY && Hook::from_name(k).is_none())
         {
-            let known: Vec<&str> = Hook::ALL.iter().map(|h| h.as_str()).collect();
+            let mut known: Vec<&str> = Hook::ALL.iter().map(|h| h.as_str()).collect();
+            known.push(LOAD_TIMEOUT_KEY);
             return Err(format!(
                 "[timeouts] names unknown hook `{bad}` (known: {})",
                 known.join(", ")
@@ -173,6 +184,14 @@ impl Manifest {
             .get(hook.as_str())
             .map(|ms| Duration::from_millis(*ms))
             .unwrap_or_else(|| hook.default_timeout())
+    }
+
+    /// How long loading the plugin may take (`[timeouts] load`).
+    pub fn load_timeout(&self) -> Duration {
+        self.timeouts
+            .get(LOAD_TIMEOUT_KEY)
+            .map(|ms| Duration::from_millis(*ms))
+            .unwrap_or(DEFAULT_LOAD_TIMEOUT)
     }
 
     /// The memory limit in bytes.
@@ -199,6 +218,7 @@ mod tests {
         assert_eq!(m.mode, Mode::Advisory);
         assert_eq!(m.priority(), DEFAULT_PRIORITY);
         assert_eq!(m.timeout(Hook::BeforeTool), Duration::from_secs(10));
+        assert_eq!(m.load_timeout(), DEFAULT_LOAD_TIMEOUT);
         assert_eq!(m.memory_bytes(), 64 * 1024 * 1024);
         assert_eq!(m.capabilities, Capabilities::default());
     }
@@ -216,12 +236,13 @@ mod tests {
     #[test]
     fn fields_parse() {
         let m = Manifest::parse(
-            "name = \"g\"\nmode = \"required\"\npriority = 3\necosystem = \"rutis-agent\"\n[timeouts]\nbefore_tool = 250\n[capabilities]\nread = [\"data\"]\nenv = [\"HOME\"]",
+            "name = \"g\"\nmode = \"required\"\npriority = 3\necosystem = \"rutis-agent\"\n[timeouts]\nbefore_tool = 250\nload = 1500\n[capabilities]\nread = [\"data\"]\nenv = [\"HOME\"]",
         )
         .unwrap();
         assert_eq!(m.mode, Mode::Required);
         assert_eq!(m.ecosystem, Some(Ecosystem::RutisAgent));
         assert_eq!(m.timeout(Hook::BeforeTool), Duration::from_millis(250));
+        assert_eq!(m.load_timeout(), Duration::from_millis(1500));
         assert_eq!(m.capabilities.read, vec![PathBuf::from("data")]);
     }
 }
