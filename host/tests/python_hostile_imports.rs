@@ -8,6 +8,7 @@
 //! - a thread a plugin started that takes the interpreter and never lets go
 //!   makes Python calls fail closed: the first at its deadline, the next at
 //!   once;
+//! - once the holder lets go, Python plugins serve and load again;
 //! - a plugin that sleeps at import is refused at its load deadline, a plugin
 //!   that calls `os._exit` at import is refused and the host lives on, and a
 //!   plugin that leaves a thread spinning in Python loads and serves, as do
@@ -192,6 +193,51 @@ fn a_plugin_holding_the_interpreter_at_import_leaves_the_other_engines_serving()
                 "{results:?}"
             );
             assert!(!results[1].1.contains("fine"), "withheld: {results:?}");
+        },
+    );
+}
+
+#[test]
+fn python_plugins_serve_again_once_the_interpreter_is_let_go() {
+    in_own_process(
+        "python_plugins_serve_again_once_the_interpreter_is_let_go",
+        async {
+            let dir = plugin_dir();
+            install(dir.path(), "a_before", "only_before.py");
+            install_with_manifest(
+                dir.path(),
+                "z_holder",
+                "holds_the_interpreter_for_a_while.py",
+                "[timeouts]\nload = 300\n",
+            );
+            let opened = Instant::now();
+            let host = PluginHost::open(dir.path()).unwrap();
+            let echo = || async {
+                let (agent, _) = scripted(vec![call("echo", json!({"text": "x"})), text("done")]);
+                let mut agent = agent.with_extension(host.extension());
+                tool_results(&run(&mut agent, "go").await)
+            };
+            // Held: the policy fails closed at once, naming the holder.
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            let started = Instant::now();
+            let results = echo().await;
+            assert!(started.elapsed() < Duration::from_millis(500));
+            assert!(
+                results[0].2 && results[0].1.contains("plugin 'a_before'"),
+                "{results:?}"
+            );
+            // Three seconds after the import began, it lets go.
+            let mut results = echo().await;
+            while results[0].2 && opened.elapsed() < Duration::from_secs(15) {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                results = echo().await;
+            }
+            assert_eq!(results[0], ("echo".into(), "x +before".into(), false));
+            // A new Python plugin loads (the holder, gone, is not retried).
+            std::fs::remove_dir_all(dir.path().join("z_holder")).unwrap();
+            install(dir.path(), "b_after", "only_after.py");
+            host.reload();
+            assert_eq!(echo().await[0].1, "x +before +after");
         },
     );
 }
