@@ -4,7 +4,8 @@
 //!   reply's `from_json`), for every hook: arbitrary JSON never panics; a
 //!   reply that parses re-encodes (`HookReply::to_json`) to a value that
 //!   parses to the same reply; every typed reply survives `to_json` and
-//!   back; JSON text and MessagePack bytes of one value decode alike;
+//!   back; JSON text and MessagePack bytes of one value decode alike (floats
+//!   exactly);
 //! - MessagePack payloads from dylibs (`codec::decode_msgpack_reply`):
 //!   arbitrary bytes never panic, and a length prefix of up to 2^32 never
 //!   makes the decoder allocate more than a small bound;
@@ -592,4 +593,17 @@ fn manifests_nested_ten_thousand_deep_are_refused() {
     ] {
         assert!(Manifest::parse(&text).is_err(), "{}", &text[..40]);
     }
+}
+
+#[test]
+fn a_float_in_a_json_reply_keeps_its_exact_value() {
+    // Found by `json_text_and_msgpack_bytes_of_one_value_decode_alike`:
+    // serde_json's default float parser was one unit off here.
+    let float = -1.877171029795985e271_f64;
+    let reply = json!({"content": [], "details": {"x": float}});
+    let call = call_of(Hook::CallTool);
+    let Ok(HookReply::CallTool(parsed)) = decode_json_reply(&call, &reply.to_string()) else {
+        panic!("parses");
+    };
+    assert_eq!(parsed.details["x"].as_f64(), Some(float));
 }
