@@ -2,11 +2,12 @@
 //! - every hook kind works from Python, with `def` and with `async def`
 //!   handlers: tools, call_tool, before_tool (deny and rewrite), after_tool,
 //!   before_model, on_input, on_stop, on_event and finish;
-//! - an exception, `sys.exit()`, a wrong reply shape or an unserializable
-//!   reply fails closed (the call is denied, naming the plugin), an
-//!   exception's traceback is logged with the plugin and `run_id`, and the
-//!   next run works;
-//! - `HookError` is the plugin's own error: the plugin keeps serving the run;
+//! - an exception, `sys.exit()`, `os._exit()`, a wrong reply shape or an
+//!   unserializable reply fails closed (the call is denied, naming the
+//!   plugin), an exception's traceback is logged with the plugin and
+//!   `run_id`, and the next run works;
+//! - an exception, `sys.exit()` and `HookError` are the plugin's own error:
+//!   the plugin keeps serving the run;
 //! - a hook past its deadline fails closed and is interrupted: a spinning
 //!   loop stops, an awaiting coroutine is cancelled, and a `time.sleep` is
 //!   interrupted when it returns;
@@ -203,17 +204,38 @@ async fn an_exception_fails_closed_and_its_traceback_is_logged_with_the_run() {
         })
         .unwrap_or_else(|| panic!("a traceback in {lines:?}"));
     let message = traceback["fields"]["message"].as_str().unwrap();
-    assert!(message.contains("hostile.py\", line 18"), "{message}");
+    assert!(message.contains("hostile.py\", line 19"), "{message}");
     assert_eq!(traceback["fields"]["plugin"], "hostile");
     assert_eq!(traceback["fields"]["level"], "error");
     assert!(!traceback["fields"]["run_id"].as_str().unwrap().is_empty());
 }
 
 #[tokio::test]
-async fn sys_exit_fails_closed_and_the_host_survives() {
+async fn sys_exit_and_os_exit_fail_closed_and_the_host_survives() {
     let dir = plugin_dir();
     let host = hostile_host(dir.path());
     fails_closed(&host, "exit", "called sys.exit(3)").await;
+    fails_closed(&host, "os exit", "called os._exit(4)").await;
+}
+
+#[tokio::test]
+async fn an_exception_is_the_plugins_answer_and_the_plugin_keeps_serving_the_run() {
+    let dir = plugin_dir();
+    let host = hostile_host(dir.path());
+    let (agent, _) = scripted(vec![
+        call("echo", json!({"text": "raise"})),
+        call("echo", json!({"text": "exit"})),
+        call("echo", json!({"text": "fine"})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    assert!(results[0].2 && results[1].2, "{results:?}");
+    assert_eq!(
+        results[2],
+        ("echo".into(), "fine".into(), false),
+        "the same run goes on"
+    );
 }
 
 #[tokio::test]
