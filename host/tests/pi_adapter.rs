@@ -88,18 +88,27 @@ fn with_examples(names: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// `yohost check --json` of `dir`; it exits 1 exactly when a plugin is
+/// refused.
 fn yohost_check(dir: &Path) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_yohost"))
         .args(["check", "--json"])
         .arg(dir)
         .output()
         .expect("yohost runs");
-    assert!(
-        out.status.success(),
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("check prints JSON");
+    let refused = doc["plugins"]
+        .as_array()
+        .expect("a plugin list")
+        .iter()
+        .any(|p| p["status"] == "refused");
+    assert_eq!(
+        out.status.code(),
+        Some(i32::from(refused)),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("check prints JSON")
+    doc
 }
 
 #[test]
@@ -539,14 +548,24 @@ export default function (pi: ExtensionAPI) {
   });
 }"#,
     );
+    let (logs, _guard) = capture_logs();
     let host = PluginHost::open(dir.path()).unwrap();
     let (agent, _) = scripted(vec![call("echo", json!({"text": "hi"})), text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "echo").await);
-    assert!(results[0].2, "{results:?}");
     assert!(
-        results[0].1.contains("pi.sendMessage is not available"),
+        results[0].2 && results[0].1.contains("plugin 'chatty' returned an error"),
         "{results:?}"
+    );
+    assert!(
+        lines_with(&logs, "plugin", "chatty")
+            .iter()
+            .any(|l| l["fields"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("pi.sendMessage is not available")),
+        "the detail is logged: {:?}",
+        logs.lines()
     );
 }
 

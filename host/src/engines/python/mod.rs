@@ -38,11 +38,13 @@
 //! # Calls, failures and deadlines
 //!
 //! Calls run on worker threads ([`workers`]), never on the async runtime's.
-//! An exception is a crash (its traceback is logged with the plugin's name
-//! and the `run_id`); `raise yohost.HookError(...)` is the plugin's own
-//! error; a reply that is not JSON or not the hook's shape is a bad reply;
-//! `sys.exit()` is a crash, not an exit. Each fails closed. A hook past its
-//! deadline is interrupted (see [`workers`] for what cannot be). Importing a
+//! An exception is the plugin's own error, like `raise
+//! yohost.HookError(...)` (its traceback is logged with the plugin's name
+//! and the `run_id`), and the plugin keeps serving the run; a reply that is
+//! not JSON or not the hook's shape is a bad reply; `sys.exit()` is a crash,
+//! not an exit. Each fails closed. A hook past its deadline (which the host
+//! enforces) is interrupted when the host stops waiting (see [`workers`]
+//! for what cannot be). Importing a
 //! plugin is bounded too: an import still running after
 //! [`IMPORT_TIMEOUT`] is interrupted and the plugin refused.
 //!
