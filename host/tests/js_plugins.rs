@@ -153,14 +153,14 @@ async fn an_async_before_tool_awaiting_a_timer_decides_the_call() {
     );
 }
 
-/// The hostile fixture, with a short `before_tool` timeout.
-fn hostile_host() -> (tempfile::TempDir, PluginHost) {
+/// The hostile fixture, with a `before_tool` timeout of `timeout_ms`.
+fn hostile_host(timeout_ms: u64) -> (tempfile::TempDir, PluginHost) {
     let dir = plugin_dir();
     install(
         dir.path(),
         "hostile",
         "hostile.ts",
-        "[timeouts]\nbefore_tool = 300",
+        &format!("[timeouts]\nbefore_tool = {timeout_ms}"),
     );
     let host = PluginHost::open(dir.path()).unwrap();
     (dir, host)
@@ -171,7 +171,10 @@ fn hostile_host() -> (tempfile::TempDir, PluginHost) {
 /// reads), and the next run is served normally.
 async fn fails_closed(behaviour: &str, error_kind: &str, detail: &str) {
     let (logs, _guard) = capture_logs();
-    let (_dir, host) = hostile_host();
+    // A short timeout where the timeout is the point; elsewhere room for a
+    // loaded machine (filling memory up to the limit takes a while).
+    let timeout_ms = if error_kind == "timeout" { 300 } else { 10_000 };
+    let (_dir, host) = hostile_host(timeout_ms);
     let results = echo_through(&host, behaviour).await;
     assert_eq!(results.len(), 1);
     let (_, message, is_error) = &results[0];
@@ -231,7 +234,7 @@ async fn a_thrown_error_denies_the_call() {
 async fn a_flood_of_output_is_refused_and_a_flood_of_log_is_cut() {
     fails_closed("flood", "reply_too_large", "over the limit of").await;
     let (logs, _guard) = capture_logs();
-    let (_dir, host) = hostile_host();
+    let (_dir, host) = hostile_host(10_000);
     let results = echo_through(&host, "chatty").await;
     assert_eq!(results[0], ("echo".into(), "chatty".into(), false));
     let lines = logs.plugin_lines();
