@@ -20,7 +20,7 @@
 //! - an interrupt handler stops running code once the earliest deadline of
 //!   the calls in flight has passed (a spinning script cannot hold the thread
 //!   past it), and a call whose promise has not settled by its deadline is
-//!   dropped as [`CallError::Timeout`].
+//!   dropped (the host, which enforces the deadline, reports the timeout).
 //!
 //! Another backend (V8, say) would be another module with the same
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use yohost_contract::{HookCall, HookReply};
+use yohost_contract::{HookCall, HookReply, ReplyError};
 
 /// The most native stack a plugin's code may use.
 pub const MAX_STACK_BYTES: usize = 1024 * 1024;
@@ -155,12 +155,23 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
 /// A call in flight on the engine thread.
 struct InFlight {
     call: HookCall,
-    started: Instant,
     deadline: Instant,
     cancel: tokio_util::sync::CancellationToken,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
     dispatch: tracing::Dispatch,
     span: tracing::Span,
+}
+
+/// How a call settled on the engine thread.
+enum Settled {
+    /// The reply, as JSON text.
+    Replied(String),
+    /// The plugin's code threw, or its promise rejected: its own answer.
+    Threw(String),
+    /// The reply cannot be turned into JSON.
+    Unreadable(String),
+    /// The driver failed before the plugin's code could catch anything.
+    Broke(String),
 }
 
 /// A pending timer: when it is due, its id, and the call that set it.
@@ -173,8 +184,8 @@ struct Shared {
     /// The name log lines carry.
     name: RefCell<String>,
     calls: RefCell<HashMap<u64, InFlight>>,
-    /// Replies (`Ok(json)`) and failures (`Err(message)`) not yet handled.
-    settled: RefCell<Vec<(u64, Result<String, String>)>>,
+    /// Calls that settled, not yet answered.
+    settled: RefCell<Vec<(u64, Settled)>>,
     /// Pending timers, earliest first.
     timers: RefCell<BinaryHeap<Reverse<Timer>>>,
     /// The call whose code is running, when the loop knows it.
@@ -234,22 +245,26 @@ impl Shared {
         }
     }
 
-    /// Answer every call whose deadline passed or whose run was cancelled.
+    /// Stop serving every call whose deadline passed or whose run was
+    /// cancelled, dropping its promise. The host has stopped waiting for it
+    /// (the deadline is enforced in [`crate::invoke`], which reports the
+    /// timeout); this only frees the engine.
     fn expire(&self, now: Instant) {
-        let gone: Vec<u64> = self
+        let gone: Vec<(u64, bool)> = self
             .calls
             .borrow()
             .iter()
             .filter(|(_, c)| c.deadline <= now || c.cancel.is_cancelled())
-            .map(|(id, _)| *id)
+            .map(|(id, c)| (*id, c.cancel.is_cancelled()))
             .collect();
-        for id in gone {
-            let allowed = self
-                .calls
-                .borrow()
-                .get(&id)
-                .map(|c| c.deadline.saturating_duration_since(c.started));
-            self.answer(id, |_| Err(CallError::Timeout(allowed.unwrap_or_default())));
+        for (id, cancelled) in gone {
+            self.answer(id, |_| {
+                Err(if cancelled {
+                    CallError::Cancelled
+                } else {
+                    CallError::Timeout(Duration::ZERO)
+                })
+            });
         }
     }
 
@@ -584,14 +599,27 @@ fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<
     host.set(
         "done",
         Function::new(ctx.clone(), move |id: f64, json: String| {
-            s.settled.borrow_mut().push((id as u64, Ok(json)));
+            s.settled
+                .borrow_mut()
+                .push((id as u64, Settled::Replied(json)));
         })?,
     )?;
     let s = Rc::clone(shared);
     host.set(
         "fail",
         Function::new(ctx.clone(), move |id: f64, message: String| {
-            s.settled.borrow_mut().push((id as u64, Err(message)));
+            s.settled
+                .borrow_mut()
+                .push((id as u64, Settled::Threw(message)));
+        })?,
+    )?;
+    let s = Rc::clone(shared);
+    host.set(
+        "badReply",
+        Function::new(ctx.clone(), move |id: f64, message: String| {
+            s.settled
+                .borrow_mut()
+                .push((id as u64, Settled::Unreadable(message)));
         })?,
     )?;
     let s = Rc::clone(shared);
@@ -724,7 +752,6 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
         id,
         InFlight {
             call: request.call,
-            started: Instant::now(),
             deadline: request.limits.deadline,
             cancel: request.limits.cancel,
             reply: request.reply,
@@ -786,7 +813,7 @@ fn fail_entry(engine: &Engine, shared: &Shared, call: Option<u64>, why: String) 
             });
         }
     } else if let Some(id) = call {
-        shared.settled.borrow_mut().push((id, Err(why)));
+        shared.settled.borrow_mut().push((id, Settled::Broke(why)));
     }
 }
 
@@ -796,17 +823,18 @@ fn settle_calls(engine: &Engine, shared: &Shared) -> bool {
     let settled: Vec<_> = shared.settled.borrow_mut().drain(..).collect();
     let mut out_of_memory = false;
     for (id, outcome) in settled {
-        match outcome {
-            Ok(json) => shared.answer(id, |call| decode_json_reply(call, &json)),
-            Err(message) => {
-                if engine.take_refused() {
-                    out_of_memory = true;
-                    shared.answer(id, |_| Err(CallError::OutOfMemory(engine.memory_bytes)));
-                } else {
-                    shared.answer(id, |_| Err(CallError::Crashed(message)));
-                }
-            }
-        }
+        let refused = !matches!(outcome, Settled::Replied(_)) && engine.take_refused();
+        out_of_memory |= refused;
+        shared.answer(id, |call| match outcome {
+            _ if refused => Err(CallError::OutOfMemory(engine.memory_bytes)),
+            Settled::Replied(json) => decode_json_reply(call, &json),
+            Settled::Threw(message) => Err(CallError::Guest(message)),
+            Settled::Unreadable(problem) => Err(CallError::BadReply(ReplyError {
+                hook: call.hook(),
+                problem,
+            })),
+            Settled::Broke(message) => Err(CallError::Crashed(message)),
+        });
     }
     out_of_memory
 }

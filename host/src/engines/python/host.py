@@ -171,7 +171,11 @@ class Worker:
                 return "interrupted", "interrupted at its deadline"
             yohost._emit("error", f"{hook} raised:\n{traceback.format_exc()}")
             if isinstance(error, SystemExit):
-                return "guest", f"called sys.exit({error.code!r}); a plugin cannot exit the host"
+                return "crashed", f"called sys.exit({error.code!r}); a plugin cannot exit the host"
+            if not isinstance(error, Exception):
+                return "crashed", f"{type(error).__name__}: {error}"
+            # An exception is the plugin's answer: the call fails closed and
+            # the plugin keeps serving the run.
             return "guest", f"{type(error).__name__}: {error}"
         finally:
             yohost._current.reset(token)

@@ -39,11 +39,12 @@
 //!
 //! Calls and imports run on worker threads ([`workers`]), never on the
 //! caller's: no thread of the host outside the engine ever waits for the
-//! GIL. An exception, `raise yohost.HookError(...)` and `sys.exit()` are the
-//! plugin's own error (`CallError::Guest`; an exception's traceback is
-//! logged with the plugin's name and the `run_id`); a reply that is not JSON
+//! GIL. An exception and `raise yohost.HookError(...)` are the plugin's own
+//! error (`CallError::Guest`: an exception's traceback is logged with the
+//! plugin's name and the `run_id`, and the plugin keeps serving the run);
+//! `sys.exit()` is a crash, not an exit; a reply that is not JSON
 //! or not the hook's shape is a bad reply. Each fails closed. A hook past
-//! its deadline is interrupted (see [`workers`] for what cannot be).
+//! its deadline (which the host enforces) is interrupted (see [`workers`] for what cannot be).
 //! Importing a plugin is bounded too: an import still running after its
 //! load timeout (`[timeouts] load`, default 10 s) is interrupted and the
 //! plugin refused.

@@ -75,7 +75,7 @@ type Outcome = Result<(String, String), String>;
 
 #[async_trait::async_trait]
 impl PluginRun for PythonRun {
-    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
         let started = Instant::now();
         let (tx, rx) = tokio::sync::oneshot::channel::<Outcome>();
         let plugin = Arc::clone(&self.plugin);
@@ -111,13 +111,11 @@ impl PluginRun for PythonRun {
             Unavailable::Wedged(wedged) => CallError::Unloaded(wedged.to_string()),
             Unavailable::NoThread(_) => CallError::Crashed(e.to_string()),
         })?;
+        // The host enforces the deadline (`invoke`): when it stops waiting,
+        // this future is dropped, and so is `pending`, which interrupts the
+        // job.
         let pending = Pending(ticket);
-        let outcome = tokio::select! {
-            outcome = crate::worker::reply_spinning(rx) => outcome.ok_or(()),
-            _ = tokio::time::sleep_until(limits.deadline.into()) => {
-                return Err(CallError::Timeout(started.elapsed())); // `pending` interrupts it
-            }
-        };
+        let outcome = crate::worker::reply_spinning(rx).await.ok_or(());
         drop(pending); // finished: the job is no longer running, a no-op
         match outcome {
             Err(_) => Err(CallError::Crashed(workers::lost())),
