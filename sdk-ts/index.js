@@ -36,9 +36,9 @@ function hostFiles(op, path, data) {
 
 /**
  * Text files within the directories `plugin.toml` grants
- * (`capabilities.read`, `capabilities.write`). Relative paths resolve
- * against the host's working directory; anything outside the grants throws
- * an error whose `code` is "EACCES".
+ * (`capabilities.read`, `capabilities.write`). Relative paths start at the
+ * plugin's folder (`ctx.pluginDir`); anything outside the grants throws an
+ * error whose `code` is "EACCES" (`exists` answers false instead).
  */
 export const fs = Object.freeze({
   readText: (path) => hostFiles("read", path),

@@ -157,6 +157,8 @@ declare module "yohost" {
     readonly log: Logger;
     /** The environment variables `plugin.toml` grants (`[capabilities] env`), and no others. */
     readonly env: Readonly<Record<string, string>>;
+    /** The plugin's folder (symlinks resolved): where relative `fs` paths start. */
+    readonly pluginDir: string;
   }
 
   type Awaitable<T> = T | Promise<T>;
@@ -213,14 +215,19 @@ declare module "yohost" {
 
   /**
    * Text files within the directories `plugin.toml` grants
-   * (`capabilities.read`, `capabilities.write`). Relative paths resolve
-   * against the host's working directory; anything outside the grants
-   * throws an error whose `code` is "EACCES".
+   * (`capabilities.read`, `capabilities.write`). Relative paths start at
+   * the plugin's folder (`ctx.pluginDir`). Anything outside the grants
+   * throws an error whose `code` is "EACCES" and whose message starts with
+   * "yohost:"; a symlink that leads out of a grant counts as outside.
    */
   export const fs: {
+    /** The text of a file (at most 16 MiB of UTF-8; a FIFO, socket or device is refused). */
     readText(path: string): string;
+    /** Replace a file's text, creating the file (needs `capabilities.write`). */
     writeText(path: string, text: string): void;
+    /** The names in a directory, sorted. */
     list(path: string): string[];
+    /** Whether the path exists inside a grant: false for anything missing or not granted. */
     exists(path: string): boolean;
   };
 }

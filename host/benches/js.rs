@@ -34,7 +34,7 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
     group.bench_function("typescript (cold)", |b| {
-        b.iter(|| yohost::engines::js::load(&candidate).unwrap())
+        b.iter(|| yohost::engines::load(&yohost::Adapters::default(), &candidate).unwrap())
     });
     group.finish();
 }

@@ -17,6 +17,7 @@
 
 use crate::discovery::Candidate;
 use crate::error::LoadError;
+use crate::grants::Grants;
 use crate::manifest::Ecosystem;
 use crate::plugin::{EngineKind, Loaded};
 use std::collections::BTreeMap;
@@ -32,7 +33,9 @@ pub trait Adapter: Send + Sync {
 
     /// Turn a candidate of this (engine, ecosystem) pair into a plugin, or
     /// say why it is refused, in words a person can act on.
-    fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError>;
+    /// `grants` are the plugin's file grants, already opened (a granted
+    /// directory that cannot be opened refused the plugin before this).
+    fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError>;
 
     /// Whether a file of this adapter's engine, whose manifest names no
     /// ecosystem, is written for this adapter's ecosystem. It must not run
@@ -126,7 +129,14 @@ impl Adapters {
     /// A pair with no entry is refused with [`LoadError::NoAdapter`].
     pub fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
         match self.get(candidate.engine, candidate.ecosystem) {
-            Some(adapter) => adapter.load(candidate),
+            Some(adapter) => {
+                let grants = Grants::open(candidate.base_dir(), &candidate.manifest.capabilities)
+                    .map_err(|error| LoadError::Grant {
+                    path: candidate.entry.clone(),
+                    error,
+                })?;
+                adapter.load(candidate, grants)
+            }
             None => Err(LoadError::NoAdapter {
                 path: candidate.entry.clone(),
                 engine: candidate.engine,
@@ -193,7 +203,7 @@ mod tests {
         fn ecosystem(&self) -> Ecosystem {
             Ecosystem::RutisAgent
         }
-        fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+        fn load(&self, candidate: &Candidate, _grants: Grants) -> Result<Loaded, LoadError> {
             Err(LoadError::Refused {
                 path: candidate.entry.clone(),
                 message: "reached the claiming adapter".into(),

@@ -213,6 +213,15 @@ pub enum LoadError {
         /// What it uses, by name, and why that is refused.
         message: String,
     },
+    /// A directory the manifest grants cannot be opened (every engine
+    /// refuses the plugin, sandboxed or not).
+    #[error("{path}: {error}")]
+    Grant {
+        /// The plugin's file.
+        path: PathBuf,
+        /// Which grant, the directory it names, and what is wrong.
+        error: crate::grants::GrantError,
+    },
     /// Another plugin already has this name.
     #[error(
         "{path}: another plugin is already named '{name}' ({other}); rename one in its plugin.toml"

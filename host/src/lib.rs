@@ -87,6 +87,7 @@ pub mod discovery;
 pub mod engines;
 pub mod error;
 pub mod extension;
+pub mod grants;
 pub mod host;
 pub mod invoke;
 pub mod limits;

@@ -17,7 +17,11 @@
 //! - a reply over 16 MiB denies the call; a log line is cut at 8 KiB;
 //! - the environment is only what `plugin.toml` grants; there is no
 //!   `process` or `require`;
-//! - the examples (policy, tool, redactor) work as documented.
+//! - the examples (policy, tool, redactor) work as documented;
+//! - sources nested 10,000 and 100,000 deep (brackets, template literals,
+//!   arrow functions, objects, unary operators; TypeScript and JavaScript)
+//!   are refused with a reason instead of overflowing a stack, and a plugin
+//!   beside them keeps working.
 
 mod support;
 
@@ -442,4 +446,67 @@ async fn the_typescript_examples_work() {
         )
     );
     assert_eq!(results[2].1, "key [REDACTED] and [REDACTED]");
+}
+
+/// Plugin files nested `depth` deep in the ways oxc's parser and QuickJS's
+/// recurse, and whether each must be refused (QuickJS parses a chain of
+/// 10,000 unary operators within its stack, so that one may load).
+fn deeply_nested(depth: usize) -> Vec<(&'static str, String, bool)> {
+    let nest = |open: &str, inner: &str, close: &str| {
+        format!(
+            "const deep = {}{inner}{};\nexport default {{ on_input() {{ return null; }} }};\n",
+            open.repeat(depth),
+            close.repeat(depth)
+        )
+    };
+    vec![
+        ("brackets.ts", nest("(", "null", ")"), true),
+        ("arrays.js", nest("[", "1", "]"), true),
+        ("templates.ts", nest("`${", "1", "}`"), true),
+        ("objects.ts", nest("{a:", "1", "}"), true),
+        ("arrows-ts.ts", nest("() => ", "1", ""), true),
+        ("arrows-js.js", nest("() => ", "1", ""), true),
+        (
+            "unclosed.ts",
+            format!("const deep: {}", "[".repeat(depth)),
+            true,
+        ),
+        ("unary.js", nest("!", "1", ""), false),
+    ]
+}
+
+#[test]
+fn deeply_nested_sources_are_refused_not_a_crash() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for depth in [10_000, 100_000] {
+        let dir = plugin_dir();
+        let files = deeply_nested(depth);
+        for (name, source, _) in &files {
+            write(dir.path(), name, source);
+        }
+        install(dir.path(), "slow", "slow_policy.ts", "");
+        let host = PluginHost::open(dir.path()).unwrap();
+        let report = runtime.block_on(host.report());
+        for (file, _, must_refuse) in &files {
+            let plugin = report
+                .iter()
+                .find(|r| r.file.file_name() == Some(std::ffi::OsStr::new(file)))
+                .unwrap_or_else(|| panic!("{file} in {report:?}"));
+            if *must_refuse || plugin.status == Status::Refused {
+                assert_eq!(plugin.status, Status::Refused, "{depth} {file}: {plugin:?}");
+                let reason = plugin.reason.as_deref().unwrap_or("");
+                assert!(
+                    reason.contains("nest deeper than 1000")
+                        || reason.contains("SyntaxError")
+                        || reason.contains("Maximum call stack size exceeded"),
+                    "{depth} {file}: {reason}"
+                );
+            }
+        }
+        let results = runtime.block_on(echo_through(&host, "fine"));
+        assert_eq!(results[0], ("echo".into(), "fine".into(), false), "{depth}");
+    }
 }

@@ -32,6 +32,7 @@ pub mod tool_defs;
 pub use schema::{SchemaError, MAX_SCHEMA_BYTES, MAX_TOOLS};
 
 use std::sync::Arc;
+use yohost::grants::Grants;
 use yohost::manifest::Ecosystem;
 use yohost::{Adapter, Candidate, EngineKind, LoadError, Loaded};
 
@@ -56,7 +57,7 @@ impl Adapter for RutisAgentAdapter {
 
     /// Open a private copy of the library, read and check every tool's
     /// schema, and refuse it with the reason when anything is malformed.
-    fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+    fn load(&self, candidate: &Candidate, _grants: Grants) -> Result<Loaded, LoadError> {
         plugin::load(candidate)
     }
 

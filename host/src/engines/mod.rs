@@ -6,10 +6,17 @@
 //! that serves an engine's (engine, yohost) pair. An engine left out of the
 //! build (its cargo feature off) refuses its plugins with the feature to
 //! enable. No engine knows a foreign ecosystem: those pairs are adapters'.
+//!
+//! Before any adapter runs, the plugin's file grants are opened
+//! ([`Grants::open`], in [`Adapters::load`]): a granted directory that cannot
+//! be opened refuses the plugin whatever its engine. The sandboxed engines
+//! (Wasm, JavaScript) use the opened grants; dylib and Python plugins are
+//! trusted code and use the file system directly.
 
 use crate::adapter::{Adapter, Adapters};
 use crate::discovery::Candidate;
 use crate::error::LoadError;
+use crate::grants::Grants;
 use crate::manifest::Ecosystem;
 use crate::plugin::{EngineKind, Loaded};
 
@@ -39,19 +46,21 @@ impl Adapter for Own {
         Ecosystem::Yohost
     }
 
-    fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+    fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+        #[cfg_attr(not(any(feature = "wasm", feature = "js")), allow(unused_variables))]
+        let grants = grants;
         match self.0 {
             EngineKind::Native => Err(LoadError::UnknownFile(candidate.entry.clone())),
             EngineKind::Dylib => dylib::load(candidate),
             EngineKind::Wasm => {
                 #[cfg(feature = "wasm")]
-                return wasm::load(candidate);
+                return wasm::load(candidate, &grants);
                 #[cfg(not(feature = "wasm"))]
                 return Err(missing(candidate, "wasm"));
             }
             EngineKind::Js => {
                 #[cfg(feature = "js")]
-                return js::load(candidate);
+                return js::load(candidate, grants);
                 #[cfg(not(feature = "js"))]
                 return Err(missing(candidate, "js"));
             }
@@ -78,9 +87,11 @@ impl Adapter for PiFlavor {
         Ecosystem::Pi
     }
 
-    fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+    fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         #[cfg(feature = "js")]
-        return js::pi::load(candidate);
+        return js::pi::load(candidate, grants);
+        #[cfg(not(feature = "js"))]
+        let _ = grants;
         #[cfg(not(feature = "js"))]
         return Err(missing(candidate, "js"));
     }

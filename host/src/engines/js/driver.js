@@ -9,6 +9,11 @@
 //   host.timer(timerId, ms)          fire `fire(timerId)` in `ms`
 // It installs `console`, `setTimeout` and `clearTimeout`, and returns the
 // functions the host calls. Nothing else is added to the global object.
+//
+// Work the host does off the engine thread (a process a plugin starts)
+// settles a promise later: `later(start)` makes a promise-returning function
+// of a host function that starts the work and replies `{"ok": id}` or
+// `{"error": message}`; the host hands the outcome to `resume(id, json)`.
 (function (host) {
   "use strict";
   const timers = new Map();
@@ -16,6 +21,8 @@
   let hooks = Object.create(null);
   let unload = () => {};
   let env = Object.freeze(Object.create(null));
+  let pluginDir = "";
+  const waiting = new Map();
 
   function show(value) {
     if (typeof value === "string") return value;
@@ -95,8 +102,9 @@
     // Turn the entry module's default export into hooks with the flavor's
     // `shape` (which may be async); resolves to `{name, hooks, warnings}`
     // as JSON.
-    async install(shape, exported, envJson) {
+    async install(shape, exported, envJson, dir) {
       env = Object.freeze(JSON.parse(envJson));
+      pluginDir = dir;
       const shaped = await shape(exported);
       hooks = shaped.hooks;
       if (typeof shaped.unload === "function") unload = shaped.unload;
@@ -113,7 +121,7 @@
     // Run hook `hook` for call `callId`; the reply comes back through
     // `host.done` or `host.fail`, now or after the promise settles.
     call(callId, hook, argsJson, runId) {
-      const ctx = Object.freeze({ run_id: runId, log: logger(callId, runId), env });
+      const ctx = Object.freeze({ run_id: runId, log: logger(callId, runId), env, pluginDir });
       let result;
       try {
         result = hooks[hook](JSON.parse(argsJson), ctx);
@@ -140,6 +148,24 @@
       } catch (e) {
         host.log(null, null, "error", "uncaught error in a timer: " + describe(e));
       }
+    },
+    // A promise-returning function of host function `start` (see the top).
+    later(start) {
+      return (...args) =>
+        new Promise((resolve, reject) => {
+          const reply = JSON.parse(start(...args));
+          if ("error" in reply) throw new Error(reply.error);
+          waiting.set(reply.ok, { resolve, reject });
+        });
+    },
+    // The host work `id` ended: `json` is `{"ok": value}` or `{"error": message}`.
+    resume(id, json) {
+      const pending = waiting.get(id);
+      if (pending === undefined) return;
+      waiting.delete(id);
+      const reply = JSON.parse(json);
+      if ("error" in reply) pending.reject(new Error(reply.error));
+      else pending.resolve(reply.ok);
     },
     describe,
   };

@@ -26,6 +26,7 @@ pub mod transpile;
 
 use crate::discovery::Candidate;
 use crate::error::LoadError;
+use crate::grants::Grants;
 use crate::plugin::Loaded;
 use modules::{gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
@@ -45,9 +46,28 @@ pub struct Flavor {
     /// async, and may also return `warnings` (a list of strings) and an
     /// `unload` function the engine runs when the plugin is dropped.
     pub shape: &'static str,
-    /// Whether plugins get the host's [`services`]: files within their
-    /// grants, and processes when granted `exec`.
-    pub services: bool,
+    /// How plugins get the host's [`services`] (files within their grants,
+    /// and processes when granted `exec`), if they do.
+    pub services: Option<ServiceApi>,
+}
+
+/// How a flavor offers the host's services.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceApi {
+    /// The module plugins take the file functions from; error messages
+    /// start with it (`yohost`, `node:fs`).
+    pub module: &'static str,
+    /// What relative file paths start from.
+    pub relative_to: RelativeTo,
+}
+
+/// What a flavor's relative file paths start from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelativeTo {
+    /// The plugin's folder (yohost's documented rule).
+    PluginDir,
+    /// The host's working directory (node's rule, for pi).
+    WorkingDir,
 }
 
 /// yohost's own flavor: `import ... from "yohost"` and
@@ -58,17 +78,25 @@ pub const YOHOST: Flavor = Flavor {
         source: include_str!("../../../../sdk-ts/index.js"),
     }],
     shape: include_str!("shape.js"),
-    services: true,
+    services: Some(ServiceApi {
+        module: "yohost",
+        relative_to: RelativeTo::PluginDir,
+    }),
 };
 
-/// Load a yohost TypeScript or JavaScript plugin.
-pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
-    load_with(candidate, YOHOST)
+/// Load a yohost TypeScript or JavaScript plugin, whose file grants the
+/// caller opened.
+pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+    load_with(candidate, YOHOST, grants)
 }
 
 /// Load a plugin of `flavor`: gather and transpile its modules, start its
-/// engine thread, evaluate it and read its hooks.
-pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadError> {
+/// engine thread, evaluate it and read its hooks. Its files are `grants`.
+pub fn load_with(
+    candidate: &Candidate,
+    flavor: Flavor,
+    grants: Grants,
+) -> Result<Loaded, LoadError> {
     let path = candidate.entry.clone();
     let modules =
         gather(candidate.base_dir(), &candidate.entry, flavor.builtins).map_err(|e| match e {
@@ -87,24 +115,30 @@ pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadEr
         .iter()
         .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
         .collect();
+    let plugin_dir = modules.base_dir.clone();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let services = flavor.services.map(|api| {
+        let relative_to = match api.relative_to {
+            RelativeTo::PluginDir => plugin_dir.clone(),
+            RelativeTo::WorkingDir => cwd.clone(),
+        };
+        Services {
+            files: FileAccess::new(grants, relative_to, api.module),
+            cwd,
+            exec: capabilities.exec,
+        }
+    });
     let program = Program {
         modules,
         flavor,
         sandbox: Sandbox {
             memory_bytes: candidate.manifest.memory_bytes(),
             env,
-            services: flavor.services.then(|| Services {
-                files: FileAccess::new(
-                    std::env::current_dir().unwrap_or_default(),
-                    candidate.base_dir(),
-                    &capabilities.read,
-                    &capabilities.write,
-                ),
-                exec: capabilities.exec,
-            }),
+            services,
         },
         default_name: candidate.name.clone(),
         name_is_fixed: candidate.named_by_manifest,
+        plugin_dir,
     };
     let (instance, started) = runtime::start(program).map_err(|message| LoadError::Invalid {
         path: path.clone(),
@@ -121,11 +155,12 @@ pub fn load_with(candidate: &Candidate, flavor: Flavor) -> Result<Loaded, LoadEr
         })
         .collect::<Result<_, _>>()?;
     let mut warnings = started.warnings;
+    let offered = flavor.services.is_some();
     for (granted, offered, what) in [
-        (!capabilities.read.is_empty(), flavor.services, "`read`"),
-        (!capabilities.write.is_empty(), flavor.services, "`write`"),
+        (!capabilities.read.is_empty(), offered, "`read`"),
+        (!capabilities.write.is_empty(), offered, "`write`"),
         (capabilities.network, false, "`network`"),
-        (capabilities.exec, flavor.services, "`exec`"),
+        (capabilities.exec, offered, "`exec`"),
     ] {
         if granted && !offered {
             warnings.push(format!(

@@ -2,14 +2,18 @@
 //! its [`Flavor`](super::Flavor), resolved and transpiled at load.
 //!
 //! The whole static import graph is walked before any code runs. A relative
-//! import must name a file inside the plugin's folder; a bare import must
-//! name a built-in module; anything else refuses the plugin with the import
-//! named. At run time the engine's resolver serves only what was found
-//! here, so a dynamic `import()` of anything else fails too.
+//! import must name a file inside the plugin's folder, with symlinks
+//! resolved (a symlinked file or folder that leads out is refused), and the
+//! file is read through a handle on that folder, so a symlink swapped in
+//! afterwards cannot lead out either; a bare import must name a built-in
+//! module; anything else refuses the plugin with the import named. At run
+//! time the engine's resolver serves only what was found here, so a dynamic
+//! `import()` of anything else fails too.
 
-use super::transpile::{exports_of, transpile};
+use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
+use crate::grants::{lexical, Confined};
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Extensions tried, in order, for a relative import without one.
 const EXTENSIONS: [&str; 4] = ["ts", "mts", "js", "mjs"];
@@ -26,6 +30,8 @@ pub struct Builtin {
 /// Every module of a plugin, ready for the engine.
 #[derive(Debug, Clone, Default)]
 pub struct ModuleSet {
+    /// The plugin's folder, symlinks resolved.
+    pub base_dir: PathBuf,
     /// The entry module's name.
     pub entry: String,
     /// Module name → JavaScript. Plugin files are named by their path
@@ -63,11 +69,14 @@ pub fn gather(
     let base_dir = base_dir
         .canonicalize()
         .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", base_dir.display())))?;
+    let folder = Confined::open(&base_dir)
+        .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", base_dir.display())))?;
     let entry = entry
         .canonicalize()
         .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", entry.display())))?;
     let mut set = ModuleSet {
         entry: module_name(&base_dir, &entry),
+        base_dir: base_dir.clone(),
         ..ModuleSet::default()
     };
     let mut queue = vec![entry];
@@ -76,8 +85,7 @@ pub fn gather(
         if set.sources.contains_key(&name) {
             continue;
         }
-        let source = std::fs::read_to_string(&file)
-            .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", file.display())))?;
+        let source = read_source(&folder, &base_dir, &file)?;
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
             let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
@@ -132,10 +140,33 @@ fn check_names(
     )))
 }
 
-/// The file a relative `specifier` in `from` names, inside `base_dir`.
+/// The source of `file` (symlinks resolved), read through `folder` (the
+/// plugin's folder, `base_dir`) when it is inside it. Only the entry can be
+/// outside: the manifest named it.
+fn read_source(folder: &Confined, base_dir: &Path, file: &Path) -> Result<String, GatherError> {
+    let read = match file.strip_prefix(base_dir) {
+        Ok(inside) => folder.read_text(inside, MAX_SOURCE_BYTES, file),
+        Err(_) => {
+            let parent = file.parent().unwrap_or(Path::new("/"));
+            Confined::open(parent)
+                .map_err(|source| crate::grants::FileError::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                })
+                .and_then(|dir| {
+                    let name = Path::new(file.file_name().unwrap_or_default());
+                    dir.read_text(name, MAX_SOURCE_BYTES, file)
+                })
+        }
+    };
+    read.map_err(|e| GatherError::Invalid(format!("cannot read {e}")))
+}
+
+/// The file a relative `specifier` in `from` names, inside `base_dir`, with
+/// symlinks resolved.
 fn relative(base_dir: &Path, from: &Path, specifier: &str) -> Result<PathBuf, GatherError> {
     let dir = from.parent().unwrap_or(base_dir);
-    let joined = normalize(&dir.join(specifier));
+    let joined = lexical(&dir.join(specifier));
     if !joined.starts_with(base_dir) {
         return Err(GatherError::Refused(format!(
             "{} imports \"{specifier}\", which is outside the plugin's folder {}",
@@ -146,7 +177,7 @@ fn relative(base_dir: &Path, from: &Path, specifier: &str) -> Result<PathBuf, Ga
     let mut tries = vec![joined.clone()];
     // TypeScript convention: `./util.js` names `util.ts`.
     if let Some(stem) = specifier.strip_suffix(".js") {
-        tries.push(normalize(&dir.join(format!("{stem}.ts"))));
+        tries.push(lexical(&dir.join(format!("{stem}.ts"))));
     }
     tries.extend(EXTENSIONS.iter().map(|ext| {
         let mut with_ext = joined.clone().into_os_string();
@@ -158,27 +189,24 @@ fn relative(base_dir: &Path, from: &Path, specifier: &str) -> Result<PathBuf, Ga
             .iter()
             .map(|ext| joined.join(format!("index.{ext}"))),
     );
-    tries.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+    let found = tries.into_iter().find(|p| p.is_file()).ok_or_else(|| {
         GatherError::Invalid(format!(
             "{} imports \"{specifier}\", but there is no such file",
             from.display()
         ))
-    })
-}
-
-/// `path` without `.` and `..` components (it need not exist).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
+    })?;
+    let real = found
+        .canonicalize()
+        .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", found.display())))?;
+    if !real.starts_with(base_dir) {
+        return Err(GatherError::Refused(format!(
+            "{} imports \"{specifier}\", which resolves to {}, outside the plugin's folder {}",
+            from.display(),
+            real.display(),
+            base_dir.display()
+        )));
     }
-    out
+    Ok(real)
 }
 
 /// A plugin file's module name: its path relative to the plugin's folder,
@@ -249,6 +277,45 @@ mod tests {
             panic!("an escape must be refused");
         };
         assert!(why.contains("outside the plugin's folder"), "{why}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_files_and_folders_that_lead_out_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("p");
+        std::fs::create_dir_all(plugin.join("lib")).unwrap();
+        std::fs::create_dir(dir.path().join("outside")).unwrap();
+        std::fs::write(dir.path().join("outside/secret.ts"), "export const s = 1;").unwrap();
+        std::fs::write(plugin.join("lib/inner.ts"), "export const s = 2;").unwrap();
+        let link =
+            |target: &Path, name: &str| std::os::unix::fs::symlink(target, plugin.join(name));
+        link(&dir.path().join("outside/secret.ts"), "file.ts").unwrap();
+        link(&dir.path().join("outside"), "folder").unwrap();
+        link(&plugin.join("lib/inner.ts"), "inside.ts").unwrap();
+        for (importer, specifier) in [("a.ts", "./file.ts"), ("b.ts", "./folder/secret.ts")] {
+            std::fs::write(
+                plugin.join(importer),
+                format!("import {{ s }} from \"{specifier}\"; export default s;"),
+            )
+            .unwrap();
+            let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join(importer), &[SDK])
+            else {
+                panic!("{specifier} must be refused");
+            };
+            assert!(
+                why.contains(specifier) && why.contains("outside the plugin's folder"),
+                "{why}"
+            );
+        }
+        // A symlink that stays inside is followed, under its real name.
+        std::fs::write(
+            plugin.join("c.ts"),
+            "import { s } from \"./inside.ts\"; export default s;",
+        )
+        .unwrap();
+        let set = gather(&plugin, &plugin.join("c.ts"), &[SDK]).unwrap();
+        assert_eq!(set.resolve("c.ts", "./inside.ts"), Some("lib/inner.ts"));
     }
 
     #[test]

@@ -8,9 +8,10 @@
 //! behind `node:fs` and `pi.exec`.
 
 use super::modules::Builtin;
-use super::{load_with, Flavor};
+use super::{load_with, Flavor, RelativeTo, ServiceApi};
 use crate::discovery::Candidate;
 use crate::error::LoadError;
+use crate::grants::Grants;
 use crate::manifest::Ecosystem;
 use crate::plugin::Loaded;
 
@@ -58,12 +59,15 @@ pub const BUILTINS: &[Builtin] = &[
 pub const PI: Flavor = Flavor {
     builtins: BUILTINS,
     shape: adapter!("shape.js"),
-    services: true,
+    services: Some(ServiceApi {
+        module: "node:fs",
+        relative_to: RelativeTo::WorkingDir,
+    }),
 };
 
-/// Load a pi extension.
-pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
-    let mut loaded = load_with(candidate, PI)?;
+/// Load a pi extension, whose file grants the caller opened.
+pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+    let mut loaded = load_with(candidate, PI, grants)?;
     loaded.ecosystem = Some(Ecosystem::Pi);
     Ok(loaded)
 }

@@ -20,13 +20,17 @@
 //! - an interrupt handler stops running code once the earliest deadline of
 //!   the calls in flight has passed (a spinning script cannot hold the thread
 //!   past it), and a call whose promise has not settled by its deadline is
-//!   dropped (the host, which enforces the deadline, reports the timeout).
+//!   dropped (the host, which enforces the deadline, reports the timeout);
+//! - a process a plugin starts (when granted) runs off this thread and is
+//!   killed at the deadline of the call that started it, when that call's
+//!   run is cancelled, or when the plugin is dropped; its reply settles a
+//!   promise here.
 //!
 //! Another backend (V8, say) would be another module with the same
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
 
 use super::modules::ModuleSet;
-use super::services::Services;
+use super::services::{self, ExecBounds, ExecRequest, Services};
 use super::Flavor;
 use crate::codec::decode_json_reply;
 use crate::error::CallError;
@@ -38,12 +42,14 @@ use rquickjs::module::Declared;
 use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime, Value};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 use yohost_contract::{HookCall, HookReply, ReplyError};
 
 /// The most native stack a plugin's code may use.
@@ -84,12 +90,36 @@ pub struct Program {
     /// Whether `default_name` wins over the plugin's own name (the manifest
     /// set it).
     pub name_is_fixed: bool,
+    /// The plugin's folder, which hooks see as `ctx.pluginDir`.
+    pub plugin_dir: PathBuf,
 }
 
-/// A running plugin: cheap to clone, calls go to its engine thread.
+/// A running plugin: cheap to clone, calls go to its engine thread. The
+/// thread ends when the last clone is dropped.
 #[derive(Clone)]
 pub struct Instance {
-    requests: mpsc::Sender<Request>,
+    requests: mpsc::Sender<Message>,
+    _alive: Arc<Alive>,
+}
+
+/// Tells the engine thread, when the last [`Instance`] is dropped, to
+/// unload the plugin and end.
+struct Alive(mpsc::Sender<Message>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        let _ = self.0.send(Message::Closed);
+    }
+}
+
+/// What the engine thread receives.
+enum Message {
+    /// A hook call.
+    Call(Box<Request>),
+    /// A process the plugin started ended: its id and reply (JSON text).
+    Exec(u64, String),
+    /// Every [`Instance`] is gone.
+    Closed,
 }
 
 /// What loading found.
@@ -124,7 +154,7 @@ impl Instance {
             span: tracing::Span::current(),
         };
         self.requests
-            .send(request)
+            .send(Message::Call(Box::new(request)))
             .map_err(|_| CallError::Crashed("the plugin's engine thread is gone".into()))?;
         crate::worker::reply_spinning(answer)
             .await
@@ -141,22 +171,30 @@ impl Instance {
 pub fn start(program: Program) -> Result<(Instance, Started), String> {
     let (requests, inbox) = mpsc::channel();
     let (ready, loaded) = mpsc::sync_channel(1);
+    let wake = requests.clone();
     std::thread::Builder::new()
         .name(format!("yohost-js:{}", program.default_name))
         .stack_size(THREAD_STACK_BYTES)
-        .spawn(move || serve(program, inbox, ready))
+        .spawn(move || serve(program, inbox, wake, ready))
         .map_err(|e| format!("cannot start the engine thread: {e}"))?;
     let started = loaded
         .recv()
         .map_err(|_| "the engine thread stopped while loading".to_string())??;
-    Ok((Instance { requests }, started))
+    let alive = Arc::new(Alive(requests.clone()));
+    Ok((
+        Instance {
+            requests,
+            _alive: alive,
+        },
+        started,
+    ))
 }
 
 /// A call in flight on the engine thread.
 struct InFlight {
     call: HookCall,
     deadline: Instant,
-    cancel: tokio_util::sync::CancellationToken,
+    cancel: CancellationToken,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
     dispatch: tracing::Dispatch,
     span: tracing::Span,
@@ -177,9 +215,16 @@ enum Settled {
 /// A pending timer: when it is due, its id, and the call that set it.
 type Timer = (Instant, u64, Option<u64>);
 
+/// A process the plugin started that has not replied yet.
+struct Running {
+    /// The call that started it, if known.
+    owner: Option<u64>,
+    /// Set to kill it.
+    kill: Arc<AtomicBool>,
+}
+
 /// State the host callbacks (called from JavaScript) share with the loop.
 /// The loop never holds a borrow while JavaScript runs.
-#[derive(Default)]
 struct Shared {
     /// The name log lines carry.
     name: RefCell<String>,
@@ -190,9 +235,64 @@ struct Shared {
     timers: RefCell<BinaryHeap<Reverse<Timer>>>,
     /// The call whose code is running, when the loop knows it.
     current: Cell<Option<u64>>,
+    /// Processes started and not yet replied, by id.
+    running: RefCell<HashMap<u64, Running>>,
+    next_exec: Cell<u64>,
+    /// Where a process's reply is sent (this thread's inbox).
+    wake: mpsc::Sender<Message>,
+    /// While the plugin loads or unloads (no call in flight), when a
+    /// process it starts must end.
+    phase_deadline: Cell<Option<Instant>>,
+    /// Calls that arrived while the engine was being rebuilt.
+    backlog: RefCell<VecDeque<Box<Request>>>,
+    /// Every [`Instance`] went while the engine was being rebuilt.
+    closed: Cell<bool>,
 }
 
 impl Shared {
+    fn new(wake: mpsc::Sender<Message>) -> Self {
+        Shared {
+            name: RefCell::default(),
+            calls: RefCell::default(),
+            settled: RefCell::default(),
+            timers: RefCell::default(),
+            current: Cell::default(),
+            running: RefCell::default(),
+            next_exec: Cell::default(),
+            wake,
+            phase_deadline: Cell::default(),
+            backlog: RefCell::default(),
+            closed: Cell::default(),
+        }
+    }
+
+    /// When a process started now must end, and which cancels stop it: the
+    /// attributed call's; with several calls in flight and none known, the
+    /// earliest deadline and every cancel; while loading or unloading, the
+    /// phase's deadline. `None` when nothing bounds it.
+    fn exec_bounds(&self) -> Option<(Option<u64>, Instant, Vec<CancellationToken>)> {
+        let calls = self.calls.borrow();
+        if let Some(owner) = self
+            .attributed()
+            .and_then(|id| calls.get(&id).map(|c| (id, c)))
+        {
+            let (id, call) = owner;
+            return Some((Some(id), call.deadline, vec![call.cancel.clone()]));
+        }
+        if let Some(deadline) = calls.values().map(|c| c.deadline).min() {
+            let cancels = calls.values().map(|c| c.cancel.clone()).collect();
+            return Some((None, deadline, cancels));
+        }
+        self.phase_deadline.get().map(|at| (None, at, Vec::new()))
+    }
+
+    /// Kill every process still running.
+    fn kill_running(&self) {
+        for process in self.running.borrow_mut().drain() {
+            process.1.kill.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// The call running code belongs to: the one the loop entered, else the
     /// only one in flight.
     fn attributed(&self) -> Option<u64> {
@@ -412,8 +512,14 @@ struct Engine {
 }
 
 impl Engine {
-    /// Build a runtime, evaluate the plugin and shape its hooks.
-    fn build(program: &Program, shared: &Rc<Shared>) -> Result<(Engine, Started), String> {
+    /// Build a runtime, evaluate the plugin and shape its hooks. While it
+    /// loads, processes it started reply through `inbox` (calls that arrive
+    /// meanwhile wait in the backlog).
+    fn build(
+        program: &Program,
+        shared: &Rc<Shared>,
+        inbox: &mpsc::Receiver<Message>,
+    ) -> Result<(Engine, Started), String> {
         let refused = Arc::new(AtomicBool::new(false));
         let limit = usize::try_from(program.sandbox.memory_bytes).unwrap_or(usize::MAX);
         let runtime = Runtime::new_with_alloc(Limited {
@@ -443,7 +549,9 @@ impl Engine {
         );
         let context = Context::full(&runtime)
             .map_err(|e| format!("cannot create a JavaScript context: {e}"))?;
-        interrupt_at.set(Some(Instant::now() + LOAD_TIMEOUT));
+        let load_deadline = Instant::now() + LOAD_TIMEOUT;
+        interrupt_at.set(Some(load_deadline));
+        shared.phase_deadline.set(Some(load_deadline));
         let loaded: Result<_, String> = context.with(|ctx| {
             let driver = install_driver(&ctx, shared).map_err(|e| format!("internal: {e}"))?;
             let describe: Function = driver.get("describe").map_err(|e| e.to_string())?;
@@ -460,24 +568,33 @@ impl Engine {
                 }
             };
             if let Some(services) = &program.sandbox.services {
-                install_services(&ctx, services).map_err(|e| format!("internal: {e}"))?;
+                install_services(&ctx, services, shared, &driver)
+                    .map_err(|e| format!("internal: {e}"))?;
             }
+            let waiting = Waiting {
+                shared,
+                inbox,
+                deadline: load_deadline,
+                resume: driver.get("resume").map_err(|e| format!("internal: {e}"))?,
+            };
             let namespace = Module::import(&ctx, modules.entry.as_str())
-                .and_then(|p| settle::<Object>(&ctx, &p))
+                .and_then(|p| settle::<Object>(&ctx, &p, &waiting))
                 .map_err(fail)?;
             let exported: Value = namespace.get("default").map_err(fail)?;
             let shape: Function = ctx.eval(program.flavor.shape).map_err(fail)?;
             let env = serde_json::to_string(&program.sandbox.env).unwrap_or_else(|_| "{}".into());
+            let plugin_dir = program.plugin_dir.to_string_lossy().into_owned();
             let install: Function = driver.get("install").map_err(fail)?;
             let info: String = install
-                .call::<_, rquickjs::Promise>((shape, exported, env))
-                .and_then(|p| settle::<String>(&ctx, &p))
+                .call::<_, rquickjs::Promise>((shape, exported, env, plugin_dir))
+                .and_then(|p| settle::<String>(&ctx, &p, &waiting))
                 .map_err(fail)?;
             let started: Started = serde_json::from_str(&info)
                 .map_err(|e| format!("internal: the plugin's shape is unreadable: {e}"))?;
             Ok((Persistent::save(&ctx, driver), started))
         });
         interrupt_at.set(None);
+        shared.phase_deadline.set(None);
         let (driver, started) = loaded?;
         Ok((
             Engine {
@@ -539,11 +656,17 @@ impl Engine {
 
 /// Give the plugin the host's services as
 /// `globalThis[Symbol.for("yohost.host")]`: `cwd`, `fs(op, path, data)`
-/// within its grants (see [`services`](super::services)), and `exec(command, args,
-/// options)` when it is granted.
-fn install_services<'js>(ctx: &Ctx<'js>, services: &Services) -> rquickjs::Result<()> {
+/// within its grants (see [`services`]), and, when it is granted,
+/// `exec(command, args, options)`, which returns a promise of
+/// `{stdout, stderr, code, killed}`.
+fn install_services<'js>(
+    ctx: &Ctx<'js>,
+    services: &Services,
+    shared: &Rc<Shared>,
+    driver: &Object<'js>,
+) -> rquickjs::Result<()> {
     let object = Object::new(ctx.clone())?;
-    object.set("cwd", services.files.cwd.to_string_lossy().into_owned())?;
+    object.set("cwd", services.cwd.to_string_lossy().into_owned())?;
     let files = services.files.clone();
     object.set(
         "fs",
@@ -553,25 +676,75 @@ fn install_services<'js>(ctx: &Ctx<'js>, services: &Services) -> rquickjs::Resul
         )?,
     )?;
     if services.exec {
-        let cwd = services.files.cwd.clone();
-        let exec: Function = ctx.eval(
-            "(run) => async (command, args, options) => JSON.parse(run(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout ?? null))",
-        )?;
-        let run = Function::new(
+        let cwd = services.cwd.clone();
+        let shared = Rc::clone(shared);
+        let start = Function::new(
             ctx.clone(),
             move |command: String, args: String, dir: Option<String>, timeout: Option<f64>| {
-                let args: Vec<String> = serde_json::from_str(&args).unwrap_or_default();
-                let dir = dir.map_or_else(|| cwd.clone(), |d| cwd.join(d));
-                let timeout = timeout
-                    .filter(|t| *t > 0.0)
-                    .map(|ms| Duration::from_secs_f64(ms / 1000.0));
-                super::services::exec(&command, &args, &dir, timeout)
+                let reply = match start_exec(&shared, &cwd, command, &args, dir, timeout) {
+                    Ok(id) => serde_json::json!({ "ok": id }),
+                    Err(why) => serde_json::json!({ "error": why }),
+                };
+                reply.to_string()
             },
         )?;
-        object.set("exec", exec.call::<_, Function>((run,))?)?;
+        let exec: Function = ctx.eval(
+            "(later) => (start) => later((command, args, options) => start(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout == null ? null : Number(options.timeout)))",
+        )?;
+        let later: Function = driver.get("later")?;
+        object.set(
+            "exec",
+            exec.call::<_, Function>((later,))?
+                .call::<_, Function>((start,))?,
+        )?;
     }
     let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
     ctx.globals().set(key, object)
+}
+
+/// Start a process for the plugin, bounded by the call that asks for it
+/// (see [`Shared::exec_bounds`]); returns its id, whose reply comes back
+/// through the inbox as [`Message::Exec`].
+fn start_exec(
+    shared: &Shared,
+    cwd: &std::path::Path,
+    command: String,
+    args: &str,
+    dir: Option<String>,
+    timeout: Option<f64>,
+) -> Result<u64, String> {
+    let args: Vec<String> = serde_json::from_str(args)
+        .map_err(|e| format!("exec: the arguments must be strings: {e}"))?;
+    let own_limit = services::exec_timeout(timeout)?;
+    let (owner, deadline, cancels) = shared
+        .exec_bounds()
+        .ok_or("exec: a process can only start while a hook, load or unload is running")?;
+    let now = Instant::now();
+    let deadline = own_limit
+        .map_or(deadline, |limit| deadline.min(now + limit))
+        .min(now + services::MAX_EXEC);
+    let id = shared.next_exec.get() + 1;
+    shared.next_exec.set(id);
+    let kill = Arc::new(AtomicBool::new(false));
+    let request = ExecRequest {
+        command,
+        args,
+        dir: services::exec_dir(cwd, dir.as_deref()),
+    };
+    let bounds = ExecBounds {
+        deadline,
+        cancels,
+        kill: Arc::clone(&kill),
+    };
+    let wake = shared.wake.clone();
+    services::spawn(request, bounds, move |reply| {
+        let _ = wake.send(Message::Exec(id, reply));
+    })?;
+    shared
+        .running
+        .borrow_mut()
+        .insert(id, Running { owner, kill });
+    Ok(id)
 }
 
 /// How long a plugin's `unload` may run when it is dropped.
@@ -579,17 +752,59 @@ const UNLOAD_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The plugin is being dropped: run its shape's `unload` and the jobs it
 /// queues, for at most [`UNLOAD_TIMEOUT`].
-fn unload(engine: &Engine) {
+fn unload(engine: &Engine, shared: &Shared, inbox: &mpsc::Receiver<Message>) {
     let deadline = Instant::now() + UNLOAD_TIMEOUT;
+    shared.phase_deadline.set(Some(deadline));
     engine.interrupted.set(false);
     engine.interrupt_at.set(Some(deadline));
     let _ = engine.context.with(|ctx| -> rquickjs::Result<()> {
         let driver = engine.driver.clone().restore(&ctx)?;
         let unload: Function = driver.get("unload")?;
+        let waiting = Waiting {
+            shared,
+            inbox,
+            deadline,
+            resume: driver.get("resume")?,
+        };
         unload.call::<_, ()>(())?;
-        while Instant::now() < deadline && ctx.execute_pending_job() {}
+        while Instant::now() < deadline && (ctx.execute_pending_job() || waiting.one()) {}
         Ok(())
     });
+    shared.kill_running();
+}
+
+/// While a plugin loads or unloads, the processes it started reply here
+/// (the loop that serves calls is not running).
+struct Waiting<'a, 'js> {
+    shared: &'a Shared,
+    inbox: &'a mpsc::Receiver<Message>,
+    /// When to stop waiting.
+    deadline: Instant,
+    /// The driver's `resume`.
+    resume: Function<'js>,
+}
+
+impl Waiting<'_, '_> {
+    /// Wait for one running process to reply and hand the reply to the
+    /// plugin. False when none is running or the deadline passed.
+    fn one(&self) -> bool {
+        while !self.shared.running.borrow().is_empty() {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            match self.inbox.recv_timeout(left) {
+                Ok(Message::Exec(id, reply)) => {
+                    let known = self.shared.running.borrow_mut().remove(&id).is_some();
+                    if known {
+                        let _ = self.resume.call::<_, ()>((id as f64, reply));
+                        return true;
+                    }
+                }
+                Ok(Message::Call(request)) => self.shared.backlog.borrow_mut().push_back(request),
+                Ok(Message::Closed) => self.shared.closed.set(true),
+                Err(_) => return false,
+            }
+        }
+        false
+    }
 }
 
 /// Evaluate the driver with the host's callbacks; returns its functions.
@@ -646,19 +861,21 @@ fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<
     driver.call((host,))
 }
 
-/// Drive the job queue until `promise` settles.
+/// Drive the job queue, and the replies of processes the plugin started,
+/// until `promise` settles.
 fn settle<'js, T: rquickjs::FromJs<'js>>(
     ctx: &Ctx<'js>,
     promise: &rquickjs::Promise<'js>,
+    waiting: &Waiting<'_, 'js>,
 ) -> rquickjs::Result<T> {
     loop {
         if let Some(result) = promise.result::<T>() {
             return result;
         }
-        if !ctx.execute_pending_job() {
+        if !ctx.execute_pending_job() && !waiting.one() {
             return Err(rquickjs::Error::new_loading_message(
                 "top-level await",
-                "it never settles (timers do not run while a plugin loads)",
+                "it did not settle while the plugin loaded (timers do not run then)",
             ));
         }
     }
@@ -679,11 +896,12 @@ fn error_text<'js>(ctx: &Ctx<'js>, describe: &Function<'js>, error: rquickjs::Er
 /// dropped.
 fn serve(
     program: Program,
-    inbox: mpsc::Receiver<Request>,
+    inbox: mpsc::Receiver<Message>,
+    wake: mpsc::Sender<Message>,
     ready: mpsc::SyncSender<Result<Started, String>>,
 ) {
-    let shared = Rc::new(Shared::default());
-    let mut engine = match Engine::build(&program, &shared) {
+    let shared = Rc::new(Shared::new(wake));
+    let mut engine = match Engine::build(&program, &shared, &inbox) {
         Ok((engine, started)) => {
             let name = match (&started.name, program.name_is_fixed) {
                 (Some(own), false) if !own.is_empty() => own.clone(),
@@ -694,25 +912,29 @@ fn serve(
             Some(engine)
         }
         Err(why) => {
+            shared.kill_running();
             let _ = ready.send(Err(why));
             return;
         }
     };
     let mut next_id: u64 = 0;
     loop {
-        let request = match shared.next_wake() {
-            None => {
+        let waiting = shared.backlog.borrow_mut().pop_front();
+        let message = match (waiting, shared.next_wake()) {
+            (Some(request), _) => Ok(Message::Call(request)),
+            _ if shared.closed.get() => Ok(Message::Closed),
+            (None, None) => {
                 crate::worker::recv_spinning(&inbox).ok_or(mpsc::RecvTimeoutError::Disconnected)
             }
-            Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
+            (None, Some(at)) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         let now = Instant::now();
         shared.expire(now);
-        match request {
-            Ok(request) => {
+        match message {
+            Ok(Message::Call(request)) => {
                 next_id += 1;
                 match &engine {
-                    Some(engine) => start_call(engine, &shared, next_id, request),
+                    Some(engine) => start_call(engine, &shared, next_id, *request),
                     None => {
                         let _ = request.reply.send(Err(CallError::Crashed(
                             "the plugin's engine could not be rebuilt after a failure".into(),
@@ -720,10 +942,16 @@ fn serve(
                     }
                 }
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Ok(Message::Exec(id, reply)) => {
                 if let Some(engine) = &engine {
-                    unload(engine);
+                    resume_exec(engine, &shared, id, reply);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(Message::Closed) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                shared.kill_running();
+                if let Some(engine) = &engine {
+                    unload(engine, &shared, &inbox);
                 }
                 return;
             }
@@ -735,8 +963,30 @@ fn serve(
             // Out of memory: start afresh so later calls have room.
             shared.fail_all("the plugin's engine was rebuilt after it ran out of memory");
             shared.timers.borrow_mut().clear();
-            engine = Engine::build(&program, &shared).ok().map(|(e, _)| e);
+            shared.kill_running();
+            engine = Engine::build(&program, &shared, &inbox)
+                .ok()
+                .map(|(e, _)| e);
         }
+    }
+}
+
+/// A process the plugin started replied: settle its promise, as part of
+/// the call that started it.
+fn resume_exec(engine: &Engine, shared: &Shared, id: u64, reply: String) {
+    let Some(process) = shared.running.borrow_mut().remove(&id) else {
+        return;
+    };
+    let owner = process
+        .owner
+        .filter(|owner| shared.calls.borrow().contains_key(owner));
+    shared.current.set(owner);
+    let entered = engine.enter(shared, "resume", |_, resume| {
+        resume.call::<_, ()>((id as f64, reply))
+    });
+    shared.current.set(None);
+    if let Err(why) = entered {
+        fail_entry(engine, shared, owner, why);
     }
 }
 

@@ -1,207 +1,223 @@
-//! The host's services a flavor may offer its plugins: file access within
-//! the directories a manifest grants (`capabilities.read` to read,
-//! `capabilities.write` to read and write; everything else is denied), and
-//! starting processes when it grants `capabilities.exec`.
+//! The host's services a flavor may offer its plugins: files within the
+//! directories the manifest grants (through the host's one file-grants
+//! module, [`crate::grants`]), and processes when it grants
+//! `capabilities.exec`.
 //!
-//! A path is judged after it is made absolute (against the host's working
-//! directory), cleared of `.` and `..`, and resolved through symlinks as far
-//! as it exists, so neither `..` nor a symlink leads out of a grant.
-//! Replies are JSON text, `{"ok": value}` or `{"error": message, "code":
-//! "EACCES" | "ENOENT" | ...}`, which the JavaScript side turns into a value
-//! or a thrown error with node's `code`.
+//! File replies are JSON text, `{"ok": value}` or `{"error": message,
+//! "code": "EACCES" | "ENOENT" | ...}`, which the JavaScript side turns into
+//! a value or a thrown error with node's `code`. Messages start with the
+//! module the plugin imported (`yohost` or `node:fs`).
+//!
+//! A process runs off the engine thread ([`spawn`]): its reply arrives
+//! later, and it is killed at its deadline (the calling hook's), when the
+//! run is cancelled, or when the plugin is dropped.
 
+use crate::grants::{Access, FileError, Grants, WriteMode};
+use crate::limits::MAX_REPLY_BYTES;
 use serde_json::{json, Value};
-use std::io::{self, Read};
-use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// What the host offers a plugin of a flavor with services.
 #[derive(Debug, Clone)]
 pub struct Services {
-    /// Files, within the manifest's grants; its `cwd` is the host's
-    /// working directory.
+    /// Files, within the manifest's grants.
     pub files: FileAccess,
+    /// The host's working directory: pi's `ctx.cwd`, and where processes
+    /// start unless they name a directory.
+    pub cwd: PathBuf,
     /// Whether the manifest grants `exec`.
     pub exec: bool,
-}
-
-/// What a plugin may touch, with every grant resolved at load.
-#[derive(Debug, Clone, Default)]
-pub struct FileAccess {
-    /// The directory relative paths are resolved against.
-    pub cwd: PathBuf,
-    read: Vec<PathBuf>,
-    write: Vec<PathBuf>,
 }
 
 /// The largest file a plugin may read at once.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
+/// A plugin's files: its grants, the directory its relative paths start
+/// from, and the module name its errors carry.
+#[derive(Debug, Clone)]
+pub struct FileAccess {
+    grants: Grants,
+    relative_to: PathBuf,
+    module: &'static str,
+}
+
 impl FileAccess {
-    /// Grants relative to `base` (the plugin's folder); paths a plugin
-    /// names are resolved against `cwd`. A granted directory that does not
-    /// exist grants nothing.
-    pub fn new(cwd: PathBuf, base: &Path, read: &[PathBuf], write: &[PathBuf]) -> Self {
-        let resolve = |dirs: &[PathBuf]| -> Vec<PathBuf> {
-            dirs.iter()
-                .filter_map(|d| base.join(d).canonicalize().ok())
-                .collect()
-        };
-        let write = resolve(write);
-        let mut read = resolve(read);
-        read.extend(write.iter().cloned());
-        Self { cwd, read, write }
+    /// Access within `grants`; relative paths are resolved against
+    /// `relative_to`; error messages start with `module`.
+    pub fn new(grants: Grants, relative_to: PathBuf, module: &'static str) -> Self {
+        Self {
+            grants,
+            relative_to,
+            module,
+        }
     }
 
     /// Run one operation and reply as JSON text. `op` is one of `read`,
     /// `write`, `append`, `mkdir`, `exists`, `stat`, `readdir`, `access`
-    /// (`data` is node's mode: bit 2 asks for write access).
+    /// (`data` is node's mode: bit 2 asks for write access). `exists` is
+    /// false, not an error, for a path that is missing or not granted.
     pub fn run(&self, op: &str, path: &str, data: Option<String>) -> String {
         let reply = match self.dispatch(op, path, data) {
             Ok(value) => json!({ "ok": value }),
-            Err((code, message)) => json!({ "error": message, "code": code }),
+            Err(Refusal::File(e @ FileError::NotGranted { .. })) => {
+                json!({ "error": format!("{}: {e}", self.module), "code": e.code() })
+            }
+            Err(Refusal::File(e)) => {
+                json!({ "error": format!("{}: {op} {e}", self.module), "code": e.code() })
+            }
+            Err(Refusal::Unknown) => json!({
+                "error": format!("{}: `{op}` is not available", self.module),
+                "code": "ENOSYS",
+            }),
         };
         reply.to_string()
     }
 
-    fn dispatch(
-        &self,
-        op: &str,
-        path: &str,
-        data: Option<String>,
-    ) -> Result<Value, (&'static str, String)> {
-        let writes = match op {
-            "write" | "append" | "mkdir" => true,
-            "access" => data
-                .as_deref()
-                .and_then(|m| m.parse::<u32>().ok())
-                .is_some_and(|mode| mode & 2 != 0),
-            "read" | "exists" | "stat" | "readdir" => false,
-            other => return Err(("ENOSYS", format!("node:fs: `{other}` is not available"))),
-        };
-        let target = self.check(path, writes)?;
-        let io_err = |e: io::Error| (code_of(&e), format!("node:fs: {op} {path}: {e}"));
-        match op {
-            "read" => {
-                let size = std::fs::metadata(&target).map_err(io_err)?.len();
-                if size > MAX_READ_BYTES {
-                    return Err((
-                        "EFBIG",
-                        format!(
-                            "node:fs: {path} is {size} bytes, over the limit of {MAX_READ_BYTES}"
-                        ),
-                    ));
-                }
-                std::fs::read_to_string(&target)
-                    .map(Value::from)
-                    .map_err(io_err)
-            }
-            "write" => std::fs::write(&target, data.unwrap_or_default())
-                .map(|_| Value::Null)
-                .map_err(io_err),
-            "append" => {
-                use std::io::Write;
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&target)
-                    .and_then(|mut f| f.write_all(data.unwrap_or_default().as_bytes()))
-                    .map(|_| Value::Null)
-                    .map_err(io_err)
-            }
-            "mkdir" => std::fs::create_dir_all(&target)
-                .map(|_| Value::Null)
-                .map_err(io_err),
-            "exists" => Ok(Value::from(target.exists())),
+    fn dispatch(&self, op: &str, path: &str, data: Option<String>) -> Result<Value, Refusal> {
+        let target = self.relative_to.join(path);
+        let grants = &self.grants;
+        let done = |result: Result<(), FileError>| result.map(|()| Value::Null);
+        Ok(match op {
+            "read" => Value::from(grants.read_text(&target, MAX_READ_BYTES)?),
+            "write" => done(grants.write(&target, &data.unwrap_or_default(), WriteMode::Replace))?,
+            "append" => done(grants.write(&target, &data.unwrap_or_default(), WriteMode::Append))?,
+            "mkdir" => done(grants.create_dir_all(&target))?,
+            "exists" => Value::from(grants.exists(&target)),
             "stat" => {
-                let meta = std::fs::metadata(&target).map_err(io_err)?;
-                let mtime_ms = meta
-                    .modified()
-                    .ok()
+                let info = grants.stat(&target, Access::Read)?;
+                let mtime_ms = info
+                    .modified
                     .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                     .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
-                Ok(json!({
-                    "size": meta.len(),
+                json!({
+                    "size": info.size,
                     "mtimeMs": mtime_ms,
-                    "isFile": meta.is_file(),
-                    "isDirectory": meta.is_dir(),
-                }))
+                    "isFile": info.is_file,
+                    "isDirectory": info.is_dir,
+                })
             }
-            "readdir" => {
-                let mut names: Vec<String> = std::fs::read_dir(&target)
-                    .map_err(io_err)?
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect();
-                names.sort();
-                Ok(Value::from(names))
+            "readdir" => Value::from(grants.list(&target)?),
+            "access" => {
+                let writes = data
+                    .as_deref()
+                    .and_then(|m| m.parse::<u32>().ok())
+                    .is_some_and(|mode| mode & 2 != 0);
+                let access = if writes { Access::Write } else { Access::Read };
+                grants.stat(&target, access)?;
+                Value::Null
             }
-            // "access": the grant was the check; the file must exist.
-            _ => std::fs::metadata(&target)
-                .map(|_| Value::Null)
-                .map_err(io_err),
-        }
-    }
-
-    /// The resolved path, if the grants allow it.
-    fn check(&self, path: &str, write: bool) -> Result<PathBuf, (&'static str, String)> {
-        let target = resolve(&self.cwd.join(path));
-        let grants = if write { &self.write } else { &self.read };
-        if grants.iter().any(|g| target.starts_with(g)) {
-            return Ok(target);
-        }
-        let (verb, key) = if write {
-            ("writing", "write")
-        } else {
-            ("reading", "read")
-        };
-        Err((
-            "EACCES",
-            format!(
-                "node:fs: {verb} {} is not granted: add its folder to `capabilities.{key}` in the plugin's plugin.toml",
-                target.display()
-            ),
-        ))
+            _ => return Err(Refusal::Unknown),
+        })
     }
 }
 
-/// The longest a process may run when the call names no timeout.
+/// Why a file operation was refused.
+enum Refusal {
+    File(FileError),
+    Unknown,
+}
+
+impl From<FileError> for Refusal {
+    fn from(e: FileError) -> Self {
+        Refusal::File(e)
+    }
+}
+
+/// The longest a process may run, whatever its call allows.
 pub const MAX_EXEC: Duration = Duration::from_secs(300);
 
-/// Run `command` with `args` in `cwd` (no shell), as node's `spawn` without a shell does, and
-/// reply `{stdout, stderr, code, killed}` as JSON text. The process is
-/// killed after `timeout` (at most [`MAX_EXEC`]).
-pub fn exec(
-    command: &str,
-    args: &[String],
-    cwd: &std::path::Path,
-    timeout: Option<Duration>,
-) -> String {
-    let started = Command::new(command)
-        .args(args)
-        .current_dir(cwd)
+/// The most of a process's stdout (and of its stderr) that is kept; the
+/// rest is read and dropped.
+pub const MAX_EXEC_OUTPUT: usize = MAX_REPLY_BYTES;
+
+/// A process's own time limit from node's `timeout` option in
+/// milliseconds: absent, `0` and `Infinity` set none (the call's deadline
+/// still applies); NaN and negative numbers are refused.
+pub fn exec_timeout(ms: Option<f64>) -> Result<Option<Duration>, String> {
+    match ms {
+        None => Ok(None),
+        Some(ms) if ms.is_nan() || ms < 0.0 => Err(format!(
+            "exec: `timeout` must be a number of milliseconds, 0 or more, not {ms}"
+        )),
+        Some(0.0) => Ok(None),
+        // Infinity, and numbers too large for a Duration: no limit of its own.
+        Some(ms) => Ok(Duration::try_from_secs_f64(ms / 1000.0).ok()),
+    }
+}
+
+/// A process to start: `command` with `args` in `dir`, no shell (as
+/// node's `spawn` without a shell).
+#[derive(Debug, Clone)]
+pub struct ExecRequest {
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Where it starts.
+    pub dir: PathBuf,
+}
+
+/// When a running process must be killed.
+#[derive(Debug, Clone)]
+pub struct ExecBounds {
+    /// Its deadline.
+    pub deadline: Instant,
+    /// Any of these cancelled (the runs of the calls it serves).
+    pub cancels: Vec<CancellationToken>,
+    /// Set by the engine when the plugin is dropped.
+    pub kill: Arc<AtomicBool>,
+}
+
+impl ExecBounds {
+    fn expired(&self) -> bool {
+        Instant::now() >= self.deadline
+            || self.kill.load(Ordering::Relaxed)
+            || self.cancels.iter().any(CancellationToken::is_cancelled)
+    }
+}
+
+/// Start `request` on a thread of its own and return at once; `done` gets
+/// the reply, `{"ok": {stdout, stderr, code, killed}}` as JSON text, when
+/// the process ends or is killed (at the latest at `bounds`' deadline).
+/// A process that cannot start replies with code 127.
+pub fn spawn(
+    request: ExecRequest,
+    bounds: ExecBounds,
+    done: impl FnOnce(String) + Send + 'static,
+) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name("yohost-exec".into())
+        .spawn(move || done(json!({ "ok": run(&request, &bounds) }).to_string()))
+        .map(|_| ())
+        .map_err(|e| format!("exec: cannot start a thread: {e}"))
+}
+
+/// Run `request` to its end or to `bounds`, whichever is first.
+fn run(request: &ExecRequest, bounds: &ExecBounds) -> Value {
+    let mut command = Command::new(&request.command);
+    command
+        .args(&request.args)
+        .current_dir(&request.dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match started {
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        // Its own process group, so killing it also kills what it started.
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
-            return json!({"stdout": "", "stderr": format!("{command}: {e}"), "code": 127, "killed": false})
-                .to_string()
+            return json!({"stdout": "", "stderr": format!("{}: {e}", request.command), "code": 127, "killed": false})
         }
-    };
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut pipe) = pipe {
-                let mut bytes = Vec::new();
-                let _ = pipe.read_to_end(&mut bytes);
-                text = String::from_utf8_lossy(&bytes).into_owned();
-            }
-            text
-        })
     };
     let stdout = drain(
         child
@@ -215,17 +231,20 @@ pub fn exec(
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let deadline = Instant::now() + timeout.unwrap_or(MAX_EXEC).min(MAX_EXEC);
     let mut killed = false;
+    let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if bounds.expired() => {
                 killed = true;
-                let _ = child.kill();
+                kill(&mut child);
                 break child.wait().ok();
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
             Err(_) => break None,
         }
     };
@@ -235,113 +254,145 @@ pub fn exec(
         "code": status.and_then(|s| s.code()).unwrap_or(if killed { 143 } else { 1 }),
         "killed": killed,
     })
-    .to_string()
 }
 
-/// `path` without `.` and `..`, with its longest existing ancestor resolved
-/// through symlinks.
-fn resolve(path: &Path) -> PathBuf {
-    let mut clean = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                clean.pop();
-            }
-            other => clean.push(other),
-        }
+/// Kill `child` and its process group.
+fn kill(child: &mut Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: signalling a process group we created; no memory involved.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
-    let mut rest = Vec::new();
-    let mut existing = clean.as_path();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return clean,
-        }
-    }
+    let _ = child.kill();
 }
 
-fn code_of(error: &io::Error) -> &'static str {
-    match error.kind() {
-        io::ErrorKind::NotFound => "ENOENT",
-        io::ErrorKind::PermissionDenied => "EACCES",
-        io::ErrorKind::AlreadyExists => "EEXIST",
-        io::ErrorKind::IsADirectory => "EISDIR",
-        io::ErrorKind::NotADirectory => "ENOTDIR",
-        _ => "EIO",
-    }
+/// Read `pipe` to its end on a thread, keeping at most
+/// [`MAX_EXEC_OUTPUT`] bytes.
+fn drain(pipe: Option<Box<dyn Read + Send>>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let Some(mut pipe) = pipe else {
+            return String::new();
+        };
+        let mut kept = Vec::new();
+        let mut chunk = [0u8; 8192];
+        loop {
+            match pipe.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = MAX_EXEC_OUTPUT.saturating_sub(kept.len());
+                    kept.extend_from_slice(&chunk[..n.min(room)]);
+                }
+            }
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    })
+}
+
+/// The directory a process starts in: `dir` (relative to `cwd`), else
+/// `cwd`.
+pub fn exec_dir(cwd: &Path, dir: Option<&str>) -> PathBuf {
+    dir.map_or_else(|| cwd.to_path_buf(), |d| cwd.join(d))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn reply(access: &FileAccess, op: &str, path: &str, data: Option<&str>) -> Value {
-        serde_json::from_str(&access.run(op, path, data.map(String::from))).unwrap()
+    #[test]
+    fn timeouts_from_javascript_never_panic() {
+        assert_eq!(exec_timeout(None), Ok(None));
+        assert_eq!(exec_timeout(Some(0.0)), Ok(None));
+        assert_eq!(exec_timeout(Some(f64::INFINITY)), Ok(None));
+        assert_eq!(exec_timeout(Some(1e300)), Ok(None));
+        assert_eq!(
+            exec_timeout(Some(1500.0)),
+            Ok(Some(Duration::from_millis(1500)))
+        );
+        assert!(exec_timeout(Some(f64::NAN)).is_err());
+        assert!(exec_timeout(Some(-1.0)).is_err());
+        assert!(exec_timeout(Some(f64::NEG_INFINITY)).is_err());
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
-    fn reads_and_writes_stay_inside_their_grants() {
+    fn a_process_is_killed_at_its_deadline_with_what_it_started() {
         let dir = tempfile::tempdir().unwrap();
-        let base = dir.path();
-        for d in ["data", "out", "secret"] {
-            std::fs::create_dir(base.join(d)).unwrap();
+        let pid_file = dir.path().join("pid");
+        let request = ExecRequest {
+            command: "sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("sleep 30 & echo $! > {}; wait", pid_file.display()),
+            ],
+            dir: dir.path().to_path_buf(),
+        };
+        let bounds = ExecBounds {
+            deadline: Instant::now() + Duration::from_millis(300),
+            cancels: vec![],
+            kill: Arc::default(),
+        };
+        let started = Instant::now();
+        let reply = run(&request, &bounds);
+        assert!(started.elapsed() < Duration::from_secs(5), "{reply}");
+        assert_eq!(reply["killed"], true);
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let stat = Path::new("/proc").join(pid.trim()).join("stat");
+        let gone = || {
+            // Gone, or a zombie waiting for init to reap it.
+            std::fs::read_to_string(&stat).map_or(true, |s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone() {
+            assert!(Instant::now() < deadline, "the grandchild was not killed");
+            std::thread::sleep(Duration::from_millis(10));
         }
-        std::fs::write(base.join("data/a.txt"), "hello").unwrap();
-        std::fs::write(base.join("secret/key"), "k").unwrap();
-        let access = FileAccess::new(
-            base.to_path_buf(),
-            base,
-            &[PathBuf::from("data")],
-            &[PathBuf::from("out")],
-        );
-        assert_eq!(
-            reply(&access, "read", "data/a.txt", None),
-            json!({"ok": "hello"})
-        );
-        assert_eq!(
-            reply(&access, "read", "data/../secret/key", None)["code"],
-            "EACCES"
-        );
-        assert_eq!(
-            reply(&access, "write", "data/b.txt", Some("x"))["code"],
-            "EACCES"
-        );
-        assert_eq!(
-            reply(&access, "write", "out/new/../b.txt", Some("x")),
-            json!({"ok": null})
-        );
-        assert_eq!(
-            reply(&access, "read", "out/b.txt", None),
-            json!({"ok": "x"})
-        );
-        assert_eq!(
-            reply(&access, "read", "data/missing", None)["code"],
-            "ENOENT"
-        );
-        assert_eq!(
-            reply(&access, "access", "data/a.txt", Some("2"))["code"],
-            "EACCES"
-        );
     }
 
     #[cfg(unix)]
     #[test]
-    fn a_symlink_does_not_lead_out_of_a_grant() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path();
-        std::fs::create_dir(base.join("out")).unwrap();
-        std::fs::create_dir(base.join("elsewhere")).unwrap();
-        std::os::unix::fs::symlink(base.join("elsewhere"), base.join("out/link")).unwrap();
-        let access = FileAccess::new(base.to_path_buf(), base, &[], &[PathBuf::from("out")]);
-        let denied = reply(&access, "write", "out/link/x", Some("x"));
-        assert_eq!(denied["code"], "EACCES", "{denied}");
-        assert!(!base.join("elsewhere/x").exists());
+    fn a_process_is_killed_when_its_run_is_cancelled() {
+        let cancel = CancellationToken::new();
+        let bounds = ExecBounds {
+            deadline: Instant::now() + Duration::from_secs(60),
+            cancels: vec![CancellationToken::new(), cancel.clone()],
+            kill: Arc::default(),
+        };
+        let request = ExecRequest {
+            command: "sleep".into(),
+            args: vec!["30".into()],
+            dir: std::env::temp_dir(),
+        };
+        let (done, replied) = std::sync::mpsc::channel();
+        spawn(request, bounds, move |reply| done.send(reply).unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        cancel.cancel();
+        let reply = replied.recv_timeout(Duration::from_secs(5)).unwrap();
+        let reply: Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(reply["ok"]["killed"], true, "{reply}");
+    }
+
+    #[test]
+    fn output_is_kept_up_to_its_limit() {
+        let request = ExecRequest {
+            command: "head".into(),
+            args: vec![
+                "-c".into(),
+                format!("{}", MAX_EXEC_OUTPUT + 4096),
+                "/dev/zero".into(),
+            ],
+            dir: std::env::temp_dir(),
+        };
+        let bounds = ExecBounds {
+            deadline: Instant::now() + Duration::from_secs(30),
+            cancels: vec![],
+            kill: Arc::default(),
+        };
+        let reply = run(&request, &bounds);
+        assert_eq!(reply["code"], 0);
+        assert_eq!(reply["stdout"].as_str().unwrap().len(), MAX_EXEC_OUTPUT);
     }
 }

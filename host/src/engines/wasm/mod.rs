@@ -45,8 +45,9 @@ use yohost_contract::{Hook, HookCall, HookReply, RunInfo, WIT_PACKAGE};
 /// How long a component may take to answer `name` and `hooks` at load.
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Load a Wasm component plugin.
-pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
+/// Load a Wasm component plugin, whose file grants the caller opened
+/// (`files`).
+pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Loaded, LoadError> {
     let path = &candidate.entry;
     let invalid = |message: String| LoadError::Invalid {
         path: path.clone(),
@@ -67,7 +68,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         .instantiate_pre(&component)
         .and_then(PluginPre::new)
         .map_err(|e| invalid(format!("cannot link the component: {e:?}")))?;
-    let grants = Grants::of(candidate)?;
+    let grants = Grants::of(candidate, files);
     let mut warnings = Vec::new();
     if candidate.manifest.capabilities.exec {
         warnings.push(

@@ -3,14 +3,15 @@
 //! of its store.
 //!
 //! Granted: the directories in `read` (read-only) and `write` (read-write),
-//! preopened under the path as written in the manifest and resolved against
-//! the plugin's folder; the environment variables in `env` (their values at
-//! load); the network only with `network = true`. Never granted: any other
-//! file, variable or address, the wall clock (it reads as 1970-01-01), stdin.
-//! Stdout and stderr are discarded: plugins log through the `host` import.
+//! as the host's [file grants](crate::grants) opened them at load, preopened
+//! under the path as written in the manifest; the environment variables in
+//! `env` (their values at load); the network only with `network = true`.
+//! Never granted: any other file, variable or address, the wall clock (it
+//! reads as 1970-01-01), stdin. Stdout and stderr are discarded: plugins log
+//! through the `host` import.
 
 use crate::discovery::Candidate;
-use crate::error::LoadError;
+use crate::grants::Access;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -35,46 +36,32 @@ pub(super) struct Grants {
 }
 
 impl Grants {
-    /// Read the grants of `candidate`'s manifest. A directory that does not
-    /// exist is an error that names it.
-    pub fn of(candidate: &Candidate) -> Result<Grants, LoadError> {
+    /// The sandbox of `candidate`, with the directories of its file
+    /// `grants` (already opened, so each one exists).
+    pub fn of(candidate: &Candidate, grants: &crate::grants::Grants) -> Grants {
         let caps = &candidate.manifest.capabilities;
-        let base = candidate.base_dir();
-        let mut dirs = Vec::new();
-        let granted = caps
-            .write
+        let dirs = grants
             .iter()
-            .map(|p| (p, FsPerms::ReadWrite, "write"))
-            .chain(
-                caps.read
-                    .iter()
-                    .filter(|p| !caps.write.contains(p))
-                    .map(|p| (p, FsPerms::ReadOnly, "read")),
-            );
-        for (path, perms, field) in granted {
-            let host = base.join(path);
-            if !host.is_dir() {
-                return Err(LoadError::Invalid {
-                    path: candidate.entry.clone(),
-                    message: format!(
-                        "capabilities.{field} names {}, which is not a directory",
-                        host.display()
-                    ),
-                });
-            }
-            dirs.push((host, path.to_string_lossy().into_owned(), perms));
-        }
+            .map(|grant| {
+                let perms = match grant.access() {
+                    Access::Read => FsPerms::ReadOnly,
+                    Access::Write => FsPerms::ReadWrite,
+                };
+                let guest = grant.written().to_string_lossy().into_owned();
+                (grant.real().to_path_buf(), guest, perms)
+            })
+            .collect();
         let env = caps
             .env
             .iter()
             .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
             .collect();
-        Ok(Grants {
+        Grants {
             dirs,
             env,
             network: caps.network,
             memory_bytes: usize::try_from(candidate.manifest.memory_bytes()).unwrap_or(usize::MAX),
-        })
+        }
     }
 
     /// A fresh WASI context with exactly these grants.

@@ -1,0 +1,664 @@
+//! File grants: the one place the host opens paths for a plugin.
+//!
+//! A plugin's `plugin.toml` grants directories (`capabilities.read` to read,
+//! `capabilities.write` to read and write). [`Grants::open`] opens each of
+//! them once, when the plugin loads, as a [`cap_std::fs::Dir`]; every file
+//! access a plugin makes then goes through that handle, with a path relative
+//! to it. cap-std resolves the path inside the handle and refuses `..` and
+//! symlinks that lead out of it, so checking and opening are one step: no
+//! symlink (one that dangles, or one swapped in between a check and an open)
+//! leads a plugin outside its grants.
+//!
+//! - A granted directory that does not exist, or is not a directory, refuses
+//!   the plugin at load ([`GrantError`]), in every engine: the sandboxed ones
+//!   (Wasm, JavaScript) and the trusted ones (dylib, Python) alike.
+//! - A file is opened non-blocking and must be a regular file, checked on
+//!   the open handle; a read stops at its limit. A FIFO, socket or device in
+//!   a granted folder therefore cannot block an engine or feed it without
+//!   end.
+//! - [`Confined`] is the same handle for one directory that is not a grant
+//!   (the JavaScript engine reads a plugin's own modules through one).
+
+use crate::manifest::Capabilities;
+use cap_std::fs::{Dir, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// What a grant allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Access {
+    /// Reading (`capabilities.read`).
+    Read,
+    /// Reading and writing (`capabilities.write`).
+    Write,
+}
+
+impl Access {
+    /// The manifest key that grants it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "reading",
+            Access::Write => "writing",
+        }
+    }
+}
+
+/// A granted directory that cannot be opened: the plugin is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("capabilities.{} grants {grant:?}, but {} {problem}", access.key(), path.display())]
+pub struct GrantError {
+    /// Which key granted it.
+    pub access: Access,
+    /// The grant as written in `plugin.toml`.
+    pub grant: PathBuf,
+    /// The directory it names.
+    pub path: PathBuf,
+    /// What is wrong with it ("does not exist", ...).
+    pub problem: String,
+}
+
+/// Why a file access failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The path is in no directory granted for this access.
+    #[error("{} {} is not granted: add its folder to `capabilities.{}` in the plugin's plugin.toml", access.verb(), path.display(), access.key())]
+    NotGranted {
+        /// The path, absolute and without `.` and `..`.
+        path: PathBuf,
+        /// The access asked for.
+        access: Access,
+    },
+    /// A read or write named a directory.
+    #[error("{} is a directory", path.display())]
+    IsADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A read or write named a FIFO, socket or device.
+    #[error("{} is not a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A read would go over its limit.
+    #[error("{} is over the limit of {limit} bytes", path.display())]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// The limit.
+        limit: u64,
+    },
+    /// The file system said no (a symlink leading out of its grant is
+    /// `PermissionDenied`).
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+impl FileError {
+    /// Node's name for the error (`EACCES`, `ENOENT`, ...), which plugins
+    /// see as `error.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            FileError::NotGranted { .. } => "EACCES",
+            FileError::IsADirectory { .. } => "EISDIR",
+            FileError::NotAFile { .. } => "EINVAL",
+            FileError::TooLarge { .. } => "EFBIG",
+            FileError::Io { source, .. } => match source.kind() {
+                io::ErrorKind::NotFound => "ENOENT",
+                io::ErrorKind::PermissionDenied => "EACCES",
+                io::ErrorKind::AlreadyExists => "EEXIST",
+                io::ErrorKind::IsADirectory => "EISDIR",
+                io::ErrorKind::NotADirectory => "ENOTDIR",
+                _ => "EIO",
+            },
+        }
+    }
+}
+
+/// What [`Grants::stat`] tells about a file or directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was last modified, where the system records it.
+    pub modified: Option<SystemTime>,
+    /// Whether it is a regular file.
+    pub is_file: bool,
+    /// Whether it is a directory.
+    pub is_dir: bool,
+}
+
+/// How [`Confined::write`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Replace the contents.
+    Replace,
+    /// Add to the end.
+    Append,
+}
+
+/// One directory, opened once; every access is a path relative to it and
+/// cannot leave it.
+#[derive(Debug)]
+pub struct Confined {
+    dir: Dir,
+    real: PathBuf,
+}
+
+impl Confined {
+    /// Open `path` (which must be a directory).
+    pub fn open(path: &Path) -> io::Result<Confined> {
+        let real = path.canonicalize()?;
+        let dir = Dir::open_ambient_dir(&real, cap_std::ambient_authority())?;
+        Ok(Confined { dir, real })
+    }
+
+    /// The directory's path, symlinks resolved, when it was opened.
+    pub fn real(&self) -> &Path {
+        &self.real
+    }
+
+    /// The text of regular file `relative`, if it holds at most `limit`
+    /// bytes of UTF-8. `shown` is the path errors name.
+    pub fn read_text(
+        &self,
+        relative: &Path,
+        limit: u64,
+        shown: &Path,
+    ) -> Result<String, FileError> {
+        let io_err = |source| FileError::Io {
+            path: shown.to_path_buf(),
+            source,
+        };
+        let mut options = OpenOptions::new();
+        options.read(true);
+        let file = self.open_regular(relative, &options, shown)?;
+        let mut bytes = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io_err)?;
+        if bytes.len() as u64 > limit {
+            return Err(FileError::TooLarge {
+                path: shown.to_path_buf(),
+                limit,
+            });
+        }
+        String::from_utf8(bytes)
+            .map_err(|e| io_err(io::Error::new(io::ErrorKind::InvalidData, e.utf8_error())))
+    }
+
+    /// Write `text` to regular file `relative`, creating it if needed.
+    pub fn write(
+        &self,
+        relative: &Path,
+        text: &str,
+        mode: WriteMode,
+        shown: &Path,
+    ) -> Result<(), FileError> {
+        let io_err = |source| FileError::Io {
+            path: shown.to_path_buf(),
+            source,
+        };
+        let mut options = OpenOptions::new();
+        options.create(true);
+        match mode {
+            // Truncated only after the handle shows a regular file.
+            WriteMode::Replace => options.write(true),
+            WriteMode::Append => options.append(true),
+        };
+        let mut file = self.open_regular(relative, &options, shown)?;
+        if mode == WriteMode::Replace {
+            file.set_len(0).map_err(io_err)?;
+        }
+        file.write_all(text.as_bytes()).map_err(io_err)
+    }
+
+    /// Create directory `relative` and its missing parents.
+    pub fn create_dir_all(&self, relative: &Path, shown: &Path) -> Result<(), FileError> {
+        if relative.as_os_str().is_empty() {
+            return Ok(());
+        }
+        self.dir
+            .create_dir_all(relative)
+            .map_err(|source| FileError::Io {
+                path: shown.to_path_buf(),
+                source,
+            })
+    }
+
+    /// What `relative` is, following symlinks that stay inside.
+    pub fn stat(&self, relative: &Path, shown: &Path) -> Result<FileInfo, FileError> {
+        let meta = if relative.as_os_str().is_empty() {
+            self.dir.dir_metadata()
+        } else {
+            self.dir.metadata(relative)
+        }
+        .map_err(|source| FileError::Io {
+            path: shown.to_path_buf(),
+            source,
+        })?;
+        let modified = meta.modified().ok().and_then(|t| {
+            let epoch = cap_std::time::SystemTime::from_std(SystemTime::UNIX_EPOCH);
+            t.duration_since(epoch)
+                .ok()
+                .map(|since| SystemTime::UNIX_EPOCH + since)
+        });
+        Ok(FileInfo {
+            size: meta.len(),
+            modified,
+            is_file: meta.is_file(),
+            is_dir: meta.is_dir(),
+        })
+    }
+
+    /// The names in directory `relative`, sorted.
+    pub fn list(&self, relative: &Path, shown: &Path) -> Result<Vec<String>, FileError> {
+        let io_err = |source| FileError::Io {
+            path: shown.to_path_buf(),
+            source,
+        };
+        let entries = if relative.as_os_str().is_empty() {
+            self.dir.entries()
+        } else {
+            self.dir.read_dir(relative)
+        }
+        .map_err(io_err)?;
+        let mut names = Vec::new();
+        for entry in entries {
+            names.push(
+                entry
+                    .map_err(io_err)?
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Open `relative` non-blocking and make sure, on the open handle, that
+    /// it is a regular file.
+    fn open_regular(
+        &self,
+        relative: &Path,
+        options: &OpenOptions,
+        shown: &Path,
+    ) -> Result<cap_std::fs::File, FileError> {
+        let mut options = options.clone();
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let target = if relative.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            relative
+        };
+        let file = self
+            .dir
+            .open_with(target, &options)
+            .map_err(|source| match source.kind() {
+                io::ErrorKind::IsADirectory => FileError::IsADirectory {
+                    path: shown.to_path_buf(),
+                },
+                _ => FileError::Io {
+                    path: shown.to_path_buf(),
+                    source,
+                },
+            })?;
+        let meta = file.metadata().map_err(|source| FileError::Io {
+            path: shown.to_path_buf(),
+            source,
+        })?;
+        if meta.is_dir() {
+            return Err(FileError::IsADirectory {
+                path: shown.to_path_buf(),
+            });
+        }
+        if !meta.is_file() {
+            return Err(FileError::NotAFile {
+                path: shown.to_path_buf(),
+            });
+        }
+        Ok(file)
+    }
+}
+
+/// One granted directory.
+#[derive(Debug)]
+pub struct Grant {
+    written: PathBuf,
+    access: Access,
+    /// The plugin's folder joined with `written`, without `.` and `..`.
+    lexical: PathBuf,
+    dir: Confined,
+}
+
+impl Grant {
+    /// The grant as written in `plugin.toml`.
+    pub fn written(&self) -> &Path {
+        &self.written
+    }
+
+    /// What it allows.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// The directory's path, symlinks resolved, when it was opened.
+    pub fn real(&self) -> &Path {
+        self.dir.real()
+    }
+
+    /// The part of `path` below this grant, if `path` is inside it as
+    /// written or as resolved.
+    fn below<'p>(&self, path: &'p Path) -> Option<&'p Path> {
+        path.strip_prefix(&self.lexical)
+            .or_else(|_| path.strip_prefix(self.dir.real()))
+            .ok()
+    }
+}
+
+/// Every directory a plugin's manifest grants, opened at load. Cheap to
+/// clone: clones share the handles.
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    dirs: Arc<[Grant]>,
+}
+
+impl Grants {
+    /// Open every directory `capabilities` grants, relative to `base` (the
+    /// plugin's folder). A directory granted for both reading and writing
+    /// is opened once, for writing.
+    pub fn open(base: &Path, capabilities: &Capabilities) -> Result<Grants, GrantError> {
+        let granted = capabilities.write.iter().map(|p| (p, Access::Write)).chain(
+            capabilities
+                .read
+                .iter()
+                .filter(|p| !capabilities.write.contains(p))
+                .map(|p| (p, Access::Read)),
+        );
+        let mut dirs: Vec<Grant> = Vec::new();
+        for (written, access) in granted {
+            if dirs.iter().any(|d| &d.written == written) {
+                continue;
+            }
+            let path = lexical(&base.join(written));
+            let dir = Confined::open(&path).map_err(|e| GrantError {
+                access,
+                grant: written.clone(),
+                path: path.clone(),
+                problem: match e.kind() {
+                    io::ErrorKind::NotFound => "does not exist".into(),
+                    io::ErrorKind::NotADirectory => "is not a directory".into(),
+                    _ => format!("cannot be opened: {e}"),
+                },
+            })?;
+            dirs.push(Grant {
+                written: written.clone(),
+                access,
+                lexical: path,
+                dir,
+            });
+        }
+        Ok(Grants { dirs: dirs.into() })
+    }
+
+    /// The granted directories.
+    pub fn iter(&self) -> impl Iterator<Item = &Grant> {
+        self.dirs.iter()
+    }
+
+    /// The text of file `path` (absolute), at most `limit` bytes.
+    pub fn read_text(&self, path: &Path, limit: u64) -> Result<String, FileError> {
+        let (dir, relative, shown) = self.locate(path, Access::Read)?;
+        dir.read_text(&relative, limit, &shown)
+    }
+
+    /// Write `text` to file `path` (absolute), creating it if needed.
+    pub fn write(&self, path: &Path, text: &str, mode: WriteMode) -> Result<(), FileError> {
+        let (dir, relative, shown) = self.locate(path, Access::Write)?;
+        dir.write(&relative, text, mode, &shown)
+    }
+
+    /// Create directory `path` (absolute) and its missing parents.
+    pub fn create_dir_all(&self, path: &Path) -> Result<(), FileError> {
+        let (dir, relative, shown) = self.locate(path, Access::Write)?;
+        dir.create_dir_all(&relative, &shown)
+    }
+
+    /// What `path` (absolute) is, if it exists inside a grant for `access`.
+    pub fn stat(&self, path: &Path, access: Access) -> Result<FileInfo, FileError> {
+        let (dir, relative, shown) = self.locate(path, access)?;
+        dir.stat(&relative, &shown)
+    }
+
+    /// The names in directory `path` (absolute), sorted.
+    pub fn list(&self, path: &Path) -> Result<Vec<String>, FileError> {
+        let (dir, relative, shown) = self.locate(path, Access::Read)?;
+        dir.list(&relative, &shown)
+    }
+
+    /// Whether `path` (absolute) exists inside a readable grant; false for
+    /// anything missing or not granted.
+    pub fn exists(&self, path: &Path) -> bool {
+        self.stat(path, Access::Read).is_ok()
+    }
+
+    /// The grant that holds `path` for `access` (the deepest, when grants
+    /// nest), the path relative to it, and the path as errors show it.
+    ///
+    /// The choice of grant is made on the path's text (and, when that names
+    /// no grant, on the path with its existing part resolved through
+    /// symlinks); whichever grant is chosen, the access itself goes through
+    /// that grant's handle, which no path can leave.
+    fn locate(
+        &self,
+        path: &Path,
+        access: Access,
+    ) -> Result<(&Confined, PathBuf, PathBuf), FileError> {
+        let shown = lexical(path);
+        let not_granted = || FileError::NotGranted {
+            path: shown.clone(),
+            access,
+        };
+        if !shown.is_absolute() {
+            return Err(not_granted());
+        }
+        let pick = |candidate: &Path| {
+            self.dirs
+                .iter()
+                .filter(|g| g.access >= access)
+                .filter_map(|g| g.below(candidate).map(|rest| (g, rest.to_path_buf())))
+                .min_by_key(|(_, rest)| rest.components().count())
+        };
+        let found = pick(&shown).or_else(|| pick(&resolve_existing(&shown)));
+        let (grant, relative) = found.ok_or_else(not_granted)?;
+        Ok((&grant.dir, relative, shown))
+    }
+}
+
+/// `path` without `.` and `..` components, taken on its text (it need not
+/// exist; `..` at the root stays at the root).
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` (without `..`) with its longest existing ancestor resolved
+/// through symlinks.
+fn resolve_existing(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps(read: &[&str], write: &[&str]) -> Capabilities {
+        Capabilities {
+            read: read.iter().map(PathBuf::from).collect(),
+            write: write.iter().map(PathBuf::from).collect(),
+            ..Capabilities::default()
+        }
+    }
+
+    #[test]
+    fn reads_and_writes_stay_inside_their_grants() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        for d in ["data", "out", "secret"] {
+            std::fs::create_dir(base.join(d)).unwrap();
+        }
+        std::fs::write(base.join("data/a.txt"), "hello").unwrap();
+        std::fs::write(base.join("secret/key"), "k").unwrap();
+        let grants = Grants::open(base, &caps(&["data"], &["out"])).unwrap();
+        assert_eq!(
+            grants.read_text(&base.join("data/a.txt"), 100).unwrap(),
+            "hello"
+        );
+        let escape = grants.read_text(&base.join("data/../secret/key"), 100);
+        assert!(
+            matches!(escape, Err(FileError::NotGranted { .. })),
+            "{escape:?}"
+        );
+        let read_only = grants.write(&base.join("data/b.txt"), "x", WriteMode::Replace);
+        assert!(
+            matches!(
+                read_only,
+                Err(FileError::NotGranted {
+                    access: Access::Write,
+                    ..
+                })
+            ),
+            "{read_only:?}"
+        );
+        grants
+            .write(&base.join("out/b.txt"), "x", WriteMode::Replace)
+            .unwrap();
+        grants
+            .write(&base.join("out/b.txt"), "y", WriteMode::Append)
+            .unwrap();
+        assert_eq!(
+            grants.read_text(&base.join("out/b.txt"), 100).unwrap(),
+            "xy"
+        );
+        let missing = grants
+            .read_text(&base.join("data/missing"), 100)
+            .unwrap_err();
+        assert_eq!(missing.code(), "ENOENT");
+        assert!(!grants.exists(&base.join("secret/key")));
+        assert!(grants.exists(&base.join("data")));
+        assert_eq!(grants.list(&base.join("out")).unwrap(), ["b.txt"]);
+        let too_big = grants.read_text(&base.join("out/b.txt"), 1).unwrap_err();
+        assert_eq!(too_big.code(), "EFBIG");
+    }
+
+    #[test]
+    fn a_missing_grant_is_an_error_naming_it_and_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let err = Grants::open(dir.path(), &caps(&["nowhere"], &[])).unwrap_err();
+        assert_eq!(err.access, Access::Read);
+        assert_eq!(err.grant, PathBuf::from("nowhere"));
+        assert_eq!(err.path, dir.path().join("nowhere"));
+        assert_eq!(err.problem, "does not exist");
+        let err = Grants::open(dir.path(), &caps(&[], &["file"])).unwrap_err();
+        assert_eq!(
+            (err.access, err.problem.as_str()),
+            (Access::Write, "is not a directory")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_do_not_lead_out_of_a_grant_even_when_they_dangle() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        std::fs::create_dir(base.join("out")).unwrap();
+        std::fs::create_dir(base.join("elsewhere")).unwrap();
+        std::fs::write(base.join("elsewhere/secret"), "s").unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(base.join(target), base.join("out").join(name)).unwrap()
+        };
+        link("elsewhere", "folder");
+        link("elsewhere/secret", "file");
+        link("elsewhere/created-by-plugin", "dangling");
+        let grants = Grants::open(base, &caps(&[], &["out"])).unwrap();
+        for name in ["folder/x", "dangling"] {
+            let written = grants.write(&base.join("out").join(name), "x", WriteMode::Replace);
+            assert_eq!(written.unwrap_err().code(), "EACCES", "{name}");
+        }
+        assert!(!base.join("elsewhere/x").exists());
+        assert!(!base.join("elsewhere/created-by-plugin").exists());
+        let read = grants.read_text(&base.join("out/file"), 100);
+        assert_eq!(read.unwrap_err().code(), "EACCES");
+        assert!(!grants.exists(&base.join("out/folder/secret")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_neither_blocks_nor_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        let fifo = dir.path().join("data/pipe");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let grants = Grants::open(dir.path(), &caps(&[], &["data"])).unwrap();
+        let read = grants.read_text(&fifo, 100).unwrap_err();
+        assert!(matches!(read, FileError::NotAFile { .. }), "{read:?}");
+        // No reader: a blocking open would wait for one.
+        let written = grants.write(&fifo, "x", WriteMode::Replace).unwrap_err();
+        assert!(matches!(
+            written,
+            FileError::Io { .. } | FileError::NotAFile { .. }
+        ));
+        let dir_read = grants.read_text(&dir.path().join("data"), 100).unwrap_err();
+        assert_eq!(dir_read.code(), "EISDIR");
+    }
+
+    #[test]
+    fn lexical_drops_dots_and_stops_at_the_root() {
+        assert_eq!(lexical(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(lexical(Path::new("/../../etc")), PathBuf::from("/etc"));
+    }
+}
