@@ -57,6 +57,24 @@ async fn echo_through(host: &PluginHost) -> String {
     tool_results(&run(&mut agent, "go").await)[0].1.clone()
 }
 
+/// With a refused plugin whose manifest cannot be read (which counts as
+/// required), `good` still loads, but every run fails closed before any
+/// tool runs.
+async fn good_loads_and_runs_fail_closed(host: &PluginHost) {
+    assert!(
+        host.plugins().iter().any(|p| p.name == "good"),
+        "the other plugins still load: {:?}",
+        host.plugins()
+    );
+    let (agent, _) = scripted(vec![call("echo", json!({"text": "hi"})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let events = run(&mut agent, "go").await;
+    assert!(
+        tool_results(&events).is_empty(),
+        "a required refusal fails the run before any tool runs"
+    );
+}
+
 /// The reason the plugin at `file` was refused.
 fn refusal(host: &PluginHost, file: &Path) -> LoadError {
     host.refused()
@@ -101,7 +119,7 @@ async fn fifos_sockets_and_devices_are_refused_without_blocking() {
     mkfifo(&fifo_package.join("package.json"));
 
     let host = open_within_time(dir.path());
-    assert_eq!(echo_through(&host).await, "hi +js");
+    good_loads_and_runs_fail_closed(&host).await;
     for (file, kind) in [
         (&fifo, "a FIFO"),
         (&socket, "a socket"),
@@ -185,7 +203,7 @@ async fn invalid_names_are_refused_and_the_others_load() {
     }
     let spaced = write(dir.path(), "two words.ts", JS_TAGGER);
     let host = open_within_time(dir.path());
-    assert_eq!(echo_through(&host).await, "hi +js");
+    good_loads_and_runs_fail_closed(&host).await;
     for (folder, _, problem) in cases {
         match refusal(&host, &dir.path().join(folder)) {
             LoadError::Manifest {
@@ -244,7 +262,7 @@ async fn out_of_range_limits_and_deep_manifests_are_refused_with_the_bounds() {
         write(dir.path(), &format!("{folder}/index.ts"), JS_TAGGER);
     }
     let host = open_within_time(dir.path());
-    assert_eq!(echo_through(&host).await, "hi +js");
+    good_loads_and_runs_fail_closed(&host).await;
     for (folder, _, field) in cases {
         match (refusal(&host, &dir.path().join(folder)), field) {
             (

@@ -82,19 +82,20 @@ async fn a_process_that_outlasts_its_call_is_killed_and_the_plugin_stays_free() 
     let pid_file = dir.path().join("pid");
     let host = PluginHost::open(dir.path()).unwrap();
     let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
-    let (results, took) = results(
+    let (first, took_first) = results(
         &host,
-        vec![
-            ("run", json!({"command": "sh", "args": ["-c", script]})),
-            ("ping", json!({})),
-        ],
+        vec![("run", json!({"command": "sh", "args": ["-c", script]}))],
     )
     .await;
-    assert!(results[0].2, "the call failed closed: {results:?}");
+    assert!(first[0].2, "the call failed closed: {first:?}");
+    // A timeout unloads the plugin for the rest of its run; the next run
+    // finds the engine free.
+    let (second, took_second) = results(&host, vec![("ping", json!({}))]).await;
     assert_eq!(
-        results[1],
+        second[0],
         ("ping".into(), "pong, loaded at load".into(), false)
     );
+    let took = took_first + took_second;
     assert!(
         took < Duration::from_secs(5),
         "the engine was not held: {took:?}"

@@ -291,10 +291,6 @@ fn a_thread_holding_the_interpreter_makes_python_calls_fail_closed() {
                         .contains("plugin 'thread-holds-the-interpreter'"),
                 "{results:?}"
             );
-            assert!(
-                results[0].1.contains("code that never releases it"),
-                "{results:?}"
-            );
             assert!(took < Duration::from_millis(300), "{took:?}");
             // The JS policy still judges.
             let (results, _) = echo("forbidden").await;
