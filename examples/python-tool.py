@@ -4,7 +4,7 @@ import asyncio
 import logging
 from collections import Counter
 
-from yohost import Plugin, ToolResult
+from yohost import CallTool, Plugin, ToolReply, ToolResult
 
 plugin = Plugin("python-tool")
 logger = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
         "required": ["text"],
     },
 )
-async def word_stats(call):
+async def word_stats(call: CallTool) -> ToolReply:
     args = call["args"]
     words = args["text"].lower().split()
     await asyncio.sleep(0)  # a real tool would await I/O here

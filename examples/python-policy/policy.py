@@ -3,7 +3,7 @@ safer by rewriting them."""
 
 import re
 
-from yohost import Deny, Plugin, Rewrite, log
+from yohost import BeforeTool, BeforeToolReply, Deny, Plugin, Rewrite, log
 
 plugin = Plugin("python-policy")
 
@@ -11,7 +11,7 @@ DESTRUCTIVE = re.compile(r"rm\s+-[a-z]*r[a-z]*f|mkfs|dd\s+if=|:\(\)\s*\{")
 
 
 @plugin.before_tool
-def guard_shell(call):
+def guard_shell(call: BeforeTool) -> BeforeToolReply:
     if call["tool"] != "bash":
         return None
     command = call["args"].get("command", "")

@@ -3,7 +3,7 @@
 An answer with a TODO or an unfinished placeholder is sent back to the model
 once; if it still has one, the run fails."""
 
-from yohost import Continue, Fail, Plugin, log
+from yohost import Continue, Fail, OnStop, OnStopReply, Plugin, log
 
 from .checks import unfinished
 
@@ -11,7 +11,7 @@ plugin = Plugin("python-verifier")
 
 
 @plugin.on_stop
-def verify(stop):
+def verify(stop: OnStop) -> OnStopReply:
     problems = unfinished(stop["answer"])
     if not problems:
         return None

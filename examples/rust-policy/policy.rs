@@ -8,9 +8,9 @@ struct ShellPolicy;
 
 const DESTRUCTIVE: [&str; 4] = ["rm -rf", "mkfs", "dd if=", ":(){"];
 
+#[plugin]
 impl Plugin for ShellPolicy {
     const NAME: &'static str = "rust-policy";
-    const HOOKS: &'static [Hook] = &[Hook::BeforeTool];
 
     fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
         if call.tool == "bash" {

@@ -5,9 +5,9 @@ use yohost_sdk::*;
 #[derive(Default)]
 struct WordCount;
 
+#[plugin]
 impl Plugin for WordCount {
     const NAME: &'static str = "rust-tool";
-    const HOOKS: &'static [Hook] = &[Hook::Tools, Hook::CallTool];
 
     fn tools(&self, _run: &RunInfo) -> Result<Vec<ToolSpec>, String> {
         Ok(vec![ToolSpec {

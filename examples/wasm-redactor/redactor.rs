@@ -40,9 +40,9 @@ fn redact(text: &str) -> (String, usize) {
     (out, count)
 }
 
+#[plugin]
 impl Plugin for Redactor {
     const NAME: &'static str = "wasm-redactor";
-    const HOOKS: &'static [Hook] = &[Hook::Tools, Hook::CallTool, Hook::AfterTool];
 
     fn tools(&self, _run: &RunInfo) -> Result<Vec<ToolSpec>, String> {
         Ok(vec![ToolSpec {

@@ -88,9 +88,9 @@ mod tests {
     #[derive(Default)]
     struct Denier;
 
+    #[crate::plugin]
     impl Plugin for Denier {
         const NAME: &'static str = "denier";
-        const HOOKS: &'static [Hook] = &[Hook::BeforeTool];
         fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
             crate::info("judging");
             match call.args["text"].as_str() {

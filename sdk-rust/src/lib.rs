@@ -1,7 +1,10 @@
 //! Write yohost plugins in Rust.
 //!
-//! Implement [`Plugin`] (every hook has a no-op default), list the hooks you
-//! implement in [`Plugin::HOOKS`], and export it with [`export_plugin!`]:
+//! Implement [`Plugin`] (every hook has a no-op default) in a block marked
+//! [`#[plugin]`](macro@plugin), and export it with [`export_plugin!`]. The
+//! attribute derives the hooks the host calls from the hook methods the
+//! block defines: define `before_tool` and the host calls it; there is no
+//! list to keep in step.
 //!
 //! ```
 //! use yohost_sdk::*;
@@ -9,9 +12,9 @@
 //! #[derive(Default)]
 //! struct NoRm;
 //!
+//! #[plugin]
 //! impl Plugin for NoRm {
 //!     const NAME: &'static str = "no-rm";
-//!     const HOOKS: &'static [Hook] = &[Hook::BeforeTool];
 //!
 //!     fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
 //!         let command = call.args["command"].as_str().unwrap_or("");
@@ -35,6 +38,37 @@
 //! A hook returns `Err(message)` to fail: the host then fails closed (a
 //! failing `before_tool` denies the call, and so on). A panic is caught at
 //! the boundary and treated the same way.
+//!
+//! A hand-written hook list is refused, with the attribute:
+//!
+//! ```compile_fail
+//! use yohost_sdk::*;
+//!
+//! #[derive(Default)]
+//! struct Listed;
+//!
+//! #[plugin]
+//! impl Plugin for Listed {
+//!     const NAME: &'static str = "listed";
+//!     const HOOKS: &'static [Hook] = &[Hook::BeforeTool]; // error: remove `HOOKS`
+//! }
+//! ```
+//!
+//! and without it, where the impl lacks the derived set:
+//!
+//! ```compile_fail,E0046
+//! use yohost_sdk::*;
+//!
+//! #[derive(Default)]
+//! struct Unmarked;
+//!
+//! impl Plugin for Unmarked {
+//!     const NAME: &'static str = "unmarked";
+//!     fn before_tool(&self, _: BeforeToolArgs) -> Result<BeforeToolReply, String> {
+//!         Ok(BeforeToolReply::Allow)
+//!     }
+//! }
+//! ```
 
 // Lets generated code name this crate as `yohost_sdk` from inside it too.
 extern crate self as yohost_sdk;
@@ -57,6 +91,7 @@ pub use yohost_contract::{
     OnInputReply, OnStopArgs, OnStopReply, RunInfo, ToolOutputData, ToolReply, ToolSpec,
     ABI_VERSION,
 };
+pub use yohost_sdk_macros::plugin;
 
 /// A yohost plugin. One value serves every run; the host may call `&self`
 /// hooks from several threads at once.
@@ -64,8 +99,10 @@ pub trait Plugin: Default + Send + Sync + 'static {
     /// The plugin's name (a `plugin.toml` beside it may override it).
     const NAME: &'static str;
 
-    /// The hooks this plugin implements. The host calls only these.
-    const HOOKS: &'static [Hook];
+    /// The hooks this plugin implements, the only ones the host calls.
+    /// Written by [`#[plugin]`](macro@plugin) from the block's methods.
+    #[doc(hidden)]
+    const DERIVED_HOOKS: Hooks;
 
     /// Tools to offer for a run.
     fn tools(&self, _run: &RunInfo) -> Result<Vec<ToolSpec>, String> {
@@ -117,6 +154,42 @@ pub trait Plugin: Default + Send + Sync + 'static {
     }
 }
 
+/// The set of hooks a [`Plugin`] implements, as derived by
+/// [`#[plugin]`](macro@plugin) from the hook methods of its impl block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hooks(&'static [Hook]);
+
+impl Hooks {
+    /// The set written by the attribute; not for hand use.
+    #[doc(hidden)]
+    pub const fn __derived_by_the_plugin_attribute(hooks: &'static [Hook]) -> Self {
+        Hooks(hooks)
+    }
+
+    /// The hooks, in the order the impl block defines them.
+    pub const fn as_slice(self) -> &'static [Hook] {
+        self.0
+    }
+
+    /// The bitmask that crosses the dylib boundary (bit `i` for
+    /// `Hook::ALL[i]`).
+    pub const fn mask(self) -> u32 {
+        let mut mask = 0u32;
+        let mut i = 0;
+        while i < self.0.len() {
+            let mut j = 0;
+            while j < Hook::ALL.len() {
+                if Hook::ALL[j] as u32 == self.0[i] as u32 {
+                    mask |= 1 << j;
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+        mask
+    }
+}
+
 /// The plugin value of this library (or Wasm instance), made on first use.
 pub(crate) fn instance<P: Plugin>() -> &'static P {
     use std::any::{Any, TypeId};
@@ -159,24 +232,6 @@ pub fn dispatch<P: Plugin>(plugin: &P, hook: Hook, args: Value) -> Result<Value,
     })
 }
 
-/// The bitmask of `hooks` (bit `i` for `Hook::ALL[i]`).
-#[doc(hidden)]
-pub const fn hook_mask(hooks: &[Hook]) -> u32 {
-    let mut mask = 0u32;
-    let mut i = 0;
-    while i < hooks.len() {
-        let mut j = 0;
-        while j < Hook::ALL.len() {
-            if Hook::ALL[j] as u32 == hooks[i] as u32 {
-                mask |= 1 << j;
-            }
-            j += 1;
-        }
-        i += 1;
-    }
-    mask
-}
-
 /// Export a [`Plugin`] type as this library's yohost plugin: the dylib
 /// entry symbol on native targets, the `yohost:plugin` component exports on
 /// `wasm` targets (with this crate's `wasm` feature).
@@ -190,7 +245,7 @@ macro_rules! export_plugin {
                 abi_version: $crate::ABI_VERSION,
                 name: <$plugin as $crate::Plugin>::NAME.as_ptr(),
                 name_len: <$plugin as $crate::Plugin>::NAME.len(),
-                hooks: $crate::hook_mask(<$plugin as $crate::Plugin>::HOOKS),
+                hooks: <$plugin as $crate::Plugin>::DERIVED_HOOKS.mask(),
                 call: $crate::dylib::call::<$plugin>,
                 free: $crate::dylib::free,
             };

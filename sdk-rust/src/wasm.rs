@@ -105,7 +105,12 @@ impl<P: Plugin> Guest for Component<P> {
     }
 
     fn hooks() -> Vec<wit::Hook> {
-        P::HOOKS.iter().copied().map(hook).collect()
+        P::DERIVED_HOOKS
+            .as_slice()
+            .iter()
+            .copied()
+            .map(hook)
+            .collect()
     }
 
     fn tools(r: wit::RunInfo) -> Result<Vec<wit::ToolSpec>, String> {

@@ -4,15 +4,16 @@ A plugin is a module (a ``.py`` file, or a package folder with
 ``__init__.py``) that creates one :class:`Plugin` at top level and registers
 its handlers with the plugin's decorators::
 
-    from yohost import Plugin, Deny, log
+    from yohost import BeforeTool, BeforeToolReply, Deny, Plugin, log
 
     plugin = Plugin("guard")
 
     @plugin.before_tool
-    def no_rm(call):
+    def no_rm(call: BeforeTool) -> BeforeToolReply:
         if "rm -rf" in call["args"].get("command", ""):
             log.warning("refused a destructive command")
             return Deny("`rm -rf` is not allowed")
+        return None
 
 Every handler takes one argument, the hook's argument as a ``dict`` (typed
 below as ``TypedDict``\\ s), and may be ``def`` or ``async def``. It returns
@@ -22,6 +23,12 @@ JSON shape, or one of the reply helpers (:class:`Deny`, :class:`Rewrite`,
 the hook: the host fails closed, logs the message (with the traceback for an
 exception other than :class:`HookError`), and the plugin keeps serving the
 run. ``sys.exit()`` is a crash: the plugin is unloaded for the rest of the run.
+
+The decorators are typed per hook: a handler annotated with its reply type
+(``-> BeforeToolReply``, ``-> AfterToolReply``, ...) is checked by mypy, and
+a handler whose declared return does not fit the hook it is registered for
+is refused by the decorator's type (``Deny`` from ``after_tool``, a string
+from ``before_tool``, a dict with a misspelt key).
 
 The host provides this module to plugins itself (its own copy wins over an
 installed one, so the SDK always matches the host); ``pip install`` it for
@@ -40,9 +47,13 @@ from typing import (
     Callable,
     Dict,
     List,
+    Literal,
     NotRequired,
     Optional,
+    Tuple,
+    TypeAlias,
     TypedDict,
+    TypeVar,
     Union,
 )
 
@@ -59,6 +70,31 @@ __all__ = [
     "Continue",
     "Fail",
     "ToolResult",
+    "Run",
+    "ToolOutput",
+    "CallTool",
+    "BeforeTool",
+    "AfterTool",
+    "BeforeModel",
+    "OnInput",
+    "OnStop",
+    "OnEvent",
+    "Finish",
+    "ToolReply",
+    "BeforeToolReply",
+    "AfterToolReply",
+    "BeforeModelReply",
+    "OnInputReply",
+    "OnStopReply",
+    "DenyDict",
+    "RewriteDict",
+    "EditDict",
+    "NoteDict",
+    "StopDict",
+    "RejectDict",
+    "ContinueDict",
+    "FailDict",
+    "ToolResultDict",
     "log",
     "current_run_id",
 ]
@@ -166,7 +202,7 @@ class Finish(TypedDict):
     """``finish``: how the run ended."""
 
     run: Run
-    end: str
+    end: Literal["completed", "stopped", "rejected", "cancelled", "failed"]
     reason: NotRequired[str]
     error: NotRequired[str]
 
@@ -292,6 +328,80 @@ def _content(content: Union[str, List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
     return content
 
 
+# Replies as plain dicts, in the contract's JSON shape.
+
+
+class DenyDict(TypedDict):
+    """``before_tool``: ``{"deny": reason}``."""
+
+    deny: str
+
+
+class RewriteDict(TypedDict):
+    """``before_tool``: ``{"args": {...}}``."""
+
+    args: Dict[str, Any]
+
+
+class EditDict(TypedDict, total=False):
+    """``after_tool``: the output fields to replace."""
+
+    content: List[Dict[str, Any]]
+    details: Any
+    is_error: bool
+
+
+class NoteDict(TypedDict):
+    """``before_model``: ``{"note": text}``."""
+
+    note: str
+
+
+class StopDict(TypedDict):
+    """``before_model``: ``{"stop": reason}``."""
+
+    stop: str
+
+
+class RejectDict(TypedDict):
+    """``on_input``: ``{"reject": reason}``."""
+
+    reject: str
+
+
+#: ``on_stop``: ``{"continue": message}`` (``continue`` is a keyword, hence
+#: the functional form).
+ContinueDict = TypedDict("ContinueDict", {"continue": str})
+
+
+class FailDict(TypedDict):
+    """``on_stop``: ``{"fail": reason}``."""
+
+    fail: str
+
+
+class ToolResultDict(TypedDict):
+    """``call_tool``: content, with optional details and error flag."""
+
+    content: List[Dict[str, Any]]
+    details: NotRequired[Any]
+    is_error: NotRequired[bool]
+
+
+#: What a ``before_tool`` handler returns: ``None`` allows.
+BeforeToolReply: TypeAlias = Union[None, Deny, Rewrite, DenyDict, RewriteDict]
+#: What an ``after_tool`` handler returns: ``None`` keeps the output.
+AfterToolReply: TypeAlias = Union[None, Edit, EditDict]
+#: What a ``before_model`` handler returns: ``None`` adds nothing.
+BeforeModelReply: TypeAlias = Union[None, str, Note, Stop, NoteDict, StopDict]
+#: What an ``on_input`` handler returns: ``None`` accepts.
+OnInputReply: TypeAlias = Union[None, Reject, RejectDict]
+#: What an ``on_stop`` handler returns: ``None`` accepts the answer.
+OnStopReply: TypeAlias = Union[None, Continue, Fail, ContinueDict, FailDict]
+#: What a tool returns: text, or a result.
+ToolReply: TypeAlias = Union[str, ToolResult, ToolResultDict]
+
+
 def to_reply(value: Any) -> Any:
     """A handler's return value in the contract's JSON shape."""
     if isinstance(value, Reply):
@@ -311,6 +421,25 @@ class HookError(Exception):
 
 Handler = Callable[[Any], Union[Any, Awaitable[Any]]]
 
+_R = TypeVar("_R")
+#: A handler taking ``A`` and returning ``R``, directly or awaited.
+_Sync = Union[_R, Awaitable[_R]]
+
+# One type variable per hook: the decorator returns the function unchanged
+# (so it stays callable in tests with its own signature), and its bound is
+# the hook's handler type, so a handler whose return does not fit the hook
+# is a type error at the decorator.
+_BeforeTool = TypeVar("_BeforeTool", bound=Callable[[BeforeTool], _Sync[BeforeToolReply]])
+_AfterTool = TypeVar("_AfterTool", bound=Callable[[AfterTool], _Sync[AfterToolReply]])
+_BeforeModel = TypeVar(
+    "_BeforeModel", bound=Callable[[BeforeModel], _Sync[BeforeModelReply]]
+)
+_OnInput = TypeVar("_OnInput", bound=Callable[[OnInput], _Sync[OnInputReply]])
+_OnStop = TypeVar("_OnStop", bound=Callable[[OnStop], _Sync[OnStopReply]])
+_OnEvent = TypeVar("_OnEvent", bound=Callable[[OnEvent], object])
+_Finish = TypeVar("_Finish", bound=Callable[[Finish], object])
+_Tool = TypeVar("_Tool", bound=Callable[[CallTool], _Sync[ToolReply]])
+
 
 class Plugin:
     """One plugin's handlers. Create exactly one per plugin module.
@@ -323,37 +452,44 @@ class Plugin:
     def __init__(self, name: Optional[str] = None) -> None:
         self.name = name
         self._handlers: Dict[str, Handler] = {}
-        self._tools: Dict[str, tuple] = {}
+        self._tools: Dict[str, Tuple[Dict[str, Any], Handler]] = {}
 
     # One decorator per hook; each registers the function and returns it.
 
-    def before_tool(self, fn: Handler) -> Handler:
+    def before_tool(self, fn: _BeforeTool) -> _BeforeTool:
         """Judge a tool call: return ``None`` (allow), :class:`Deny` or :class:`Rewrite`."""
-        return self._on("before_tool", fn)
+        self._on("before_tool", fn)
+        return fn
 
-    def after_tool(self, fn: Handler) -> Handler:
+    def after_tool(self, fn: _AfterTool) -> _AfterTool:
         """Filter a tool's output: return ``None`` or an :class:`Edit`."""
-        return self._on("after_tool", fn)
+        self._on("after_tool", fn)
+        return fn
 
-    def before_model(self, fn: Handler) -> Handler:
+    def before_model(self, fn: _BeforeModel) -> _BeforeModel:
         """Before a model request: return ``None``, a :class:`Note` (or a string) or :class:`Stop`."""
-        return self._on("before_model", fn)
+        self._on("before_model", fn)
+        return fn
 
-    def on_input(self, fn: Handler) -> Handler:
+    def on_input(self, fn: _OnInput) -> _OnInput:
         """Check a prompted run's input: return ``None`` or :class:`Reject`."""
-        return self._on("on_input", fn)
+        self._on("on_input", fn)
+        return fn
 
-    def on_stop(self, fn: Handler) -> Handler:
+    def on_stop(self, fn: _OnStop) -> _OnStop:
         """Verify the final answer: return ``None``, :class:`Continue` or :class:`Fail`."""
-        return self._on("on_stop", fn)
+        self._on("on_stop", fn)
+        return fn
 
-    def on_event(self, fn: Handler) -> Handler:
+    def on_event(self, fn: _OnEvent) -> _OnEvent:
         """Observe each event of the run, in order (the reply is ignored)."""
-        return self._on("on_event", fn)
+        self._on("on_event", fn)
+        return fn
 
-    def finish(self, fn: Handler) -> Handler:
+    def finish(self, fn: _Finish) -> _Finish:
         """The run ended (the reply is ignored)."""
-        return self._on("finish", fn)
+        self._on("finish", fn)
+        return fn
 
     def tool(
         self,
@@ -362,7 +498,7 @@ class Plugin:
         description: Optional[str] = None,
         parameters: Optional[Dict[str, Any]] = None,
         label: Optional[str] = None,
-    ) -> Callable[[Handler], Handler]:
+    ) -> Callable[[_Tool], _Tool]:
         """Offer the decorated function as a tool.
 
         It is called with the :class:`CallTool` dict (its arguments are
@@ -371,7 +507,7 @@ class Plugin:
         docstring, ``parameters`` (a JSON Schema) to an empty object schema.
         """
 
-        def register(fn: Handler) -> Handler:
+        def register(fn: _Tool) -> _Tool:
             tool_name = name or fn.__name__
             if tool_name in self._tools:
                 raise ValueError(f"tool {tool_name!r} is registered twice")
@@ -388,11 +524,10 @@ class Plugin:
 
         return register
 
-    def _on(self, hook: str, fn: Handler) -> Handler:
+    def _on(self, hook: str, fn: Handler) -> None:
         if hook in self._handlers:
             raise ValueError(f"{hook} is registered twice")
         self._handlers[hook] = fn
-        return fn
 
     @property
     def hooks(self) -> List[str]:
@@ -424,7 +559,7 @@ class Plugin:
 
 #: ``(run_id, plugin)`` of the hook call in progress; set by the host around
 #: each call, and carried into ``await``\\ ed code by ``contextvars``.
-_current: contextvars.ContextVar[Optional[tuple]] = contextvars.ContextVar(
+_current: contextvars.ContextVar[Optional[Tuple[str, str]]] = contextvars.ContextVar(
     "yohost_current", default=None
 )
 

@@ -46,9 +46,9 @@ fn busy() {
     }
 }
 
+#[plugin]
 impl Plugin for Fixture {
     const NAME: &'static str = "conformance-fixture";
-    const HOOKS: &'static [Hook] = &Hook::ALL;
 
     fn tools(&self, _run: &RunInfo) -> Result<Vec<ToolSpec>, String> {
         Ok(vec![

@@ -8,9 +8,9 @@ use yohost_sdk::*;
 #[derive(Default)]
 struct Hostile;
 
+#[plugin]
 impl Plugin for Hostile {
     const NAME: &'static str = "hostile";
-    const HOOKS: &'static [Hook] = &[Hook::BeforeTool, Hook::BeforeModel];
 
     fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
         match call.args["text"].as_str().unwrap_or("") {

@@ -7,9 +7,9 @@ use yohost_sdk::*;
 #[derive(Default)]
 struct Tagger;
 
+#[plugin]
 impl Plugin for Tagger {
     const NAME: &'static str = "tagger";
-    const HOOKS: &'static [Hook] = &[Hook::BeforeTool];
 
     fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
         if call.tool != "echo" {

@@ -20,9 +20,9 @@ fn rewrite(text: impl Into<String>) -> Result<BeforeToolReply, String> {
     Ok(BeforeToolReply::Rewrite(json!({ "text": text.into() })))
 }
 
+#[plugin]
 impl Plugin for Hostile {
     const NAME: &'static str = "wasm-hostile";
-    const HOOKS: &'static [Hook] = &[Hook::BeforeTool];
 
     fn before_tool(&self, call: BeforeToolArgs) -> Result<BeforeToolReply, String> {
         let text = call.args["text"].as_str().unwrap_or("").to_string();

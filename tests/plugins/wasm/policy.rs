@@ -11,9 +11,9 @@ struct Policy;
 /// A 1×1 transparent PNG.
 const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
+#[plugin]
 impl Plugin for Policy {
     const NAME: &'static str = "wasm-policy";
-    const HOOKS: &'static [Hook] = &[Hook::Tools, Hook::CallTool, Hook::BeforeTool];
 
     fn tools(&self, _run: &RunInfo) -> Result<Vec<ToolSpec>, String> {
         Ok(vec![ToolSpec {
