@@ -6,7 +6,8 @@
 //!   (Python). A lone file has no manifest: put it in a folder beside a
 //!   `plugin.toml` to give it one;
 //! - a folder with a `plugin.toml`, or with an obvious entry (`index.ts`,
-//!   `index.js`, `__init__.py`, or a `package.json` with a `pi` field).
+//!   `index.js`, `__init__.py`, a `package.json` with a `pi` field, or an
+//!   npm package's `main`).
 //!
 //! Entries that are plainly not plugins are passed over: hidden names,
 //! `node_modules`, `__pycache__`, `target`, Markdown and text files,
@@ -245,7 +246,7 @@ fn obvious_entry(dir: &Path, has_manifest: bool) -> Option<PathBuf> {
             return Some(path);
         }
     }
-    if let Some(entry) = pi_package_entry(dir) {
+    if let Some(entry) = pi_package_entry(dir).or_else(|| package_main(dir)) {
         return Some(entry);
     }
     if !has_manifest {
@@ -280,6 +281,19 @@ fn pi_package_entry(dir: &Path) -> Option<PathBuf> {
     } else {
         path.is_file().then_some(path)
     }
+}
+
+/// The file an npm package's `package.json` names as its `main`, if it is
+/// a script inside the folder (a DSH tool package, for one).
+fn package_main(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let package: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let main = dir.join(package.get("main")?.as_str()?);
+    let inside = main
+        .canonicalize()
+        .ok()?
+        .starts_with(dir.canonicalize().ok()?);
+    (inside && main.is_file() && engine_for(&main) == Some(EngineKind::Js)).then_some(main)
 }
 
 fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {

@@ -20,7 +20,9 @@
 //! - an interrupt handler stops running code once the earliest deadline of
 //!   the calls in flight has passed (a spinning script cannot hold the thread
 //!   past it), and a call whose promise has not settled by its deadline is
-//!   dropped as [`CallError::Timeout`].
+//!   dropped as [`CallError::Timeout`] (or [`CallError::Cancelled`] when its
+//!   run is cancelled, which wakes the thread at once). Either way the call's
+//!   `ctx.signal` aborts, so the plugin can stop its work.
 //!
 //! Another backend (V8, say) would be another module with the same
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
@@ -35,7 +37,7 @@ use crate::plugin::CallLimits;
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
-use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime, Value};
+use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
@@ -73,10 +75,12 @@ pub struct Sandbox {
 /// Everything a backend needs to run a plugin.
 #[derive(Debug, Clone)]
 pub struct Program {
-    /// Its modules, resolved and transpiled.
+    /// Its modules (the plugin's and its flavor's), resolved and transpiled.
     pub modules: ModuleSet,
-    /// How its default export becomes hooks.
+    /// How its module becomes hooks.
     pub flavor: Flavor,
+    /// What the flavor's shape receives besides the module, as JSON text.
+    pub settings: String,
     /// What it may use.
     pub sandbox: Sandbox,
     /// The name its log lines carry unless the plugin names itself.
@@ -89,7 +93,15 @@ pub struct Program {
 /// A running plugin: cheap to clone, calls go to its engine thread.
 #[derive(Clone)]
 pub struct Instance {
-    requests: mpsc::Sender<Request>,
+    requests: mpsc::Sender<Message>,
+}
+
+/// What the engine thread is sent.
+enum Message {
+    /// A hook call.
+    Call(Request),
+    /// A run was cancelled: look at the calls in flight.
+    Wake,
 }
 
 /// What loading found.
@@ -116,6 +128,7 @@ impl Instance {
     /// Run one hook call on the engine thread.
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
         let (reply, answer) = oneshot::channel();
+        let cancel = limits.cancel.clone();
         let request = Request {
             call,
             limits,
@@ -124,15 +137,24 @@ impl Instance {
             span: tracing::Span::current(),
         };
         self.requests
-            .send(request)
+            .send(Message::Call(request))
             .map_err(|_| CallError::Crashed("the plugin's engine thread is gone".into()))?;
-        crate::worker::reply_spinning(answer)
-            .await
-            .unwrap_or_else(|| {
-                Err(CallError::Crashed(
-                    "the plugin's engine thread stopped before it replied".into(),
-                ))
-            })
+        let answer = crate::worker::reply_spinning(answer);
+        tokio::pin!(answer);
+        let replied = tokio::select! {
+            replied = &mut answer => replied,
+            () = cancel.cancelled() => {
+                // The thread sleeps until a deadline: wake it so the call's
+                // `ctx.signal` aborts now.
+                let _ = self.requests.send(Message::Wake);
+                answer.await
+            }
+        };
+        replied.unwrap_or_else(|| {
+            Err(CallError::Crashed(
+                "the plugin's engine thread stopped before it replied".into(),
+            ))
+        })
     }
 }
 
@@ -235,22 +257,30 @@ impl Shared {
     }
 
     /// Answer every call whose deadline passed or whose run was cancelled.
-    fn expire(&self, now: Instant) {
-        let gone: Vec<u64> = self
+    /// Returns them, each with whether it was cancelled.
+    fn expire(&self, now: Instant) -> Vec<(u64, bool)> {
+        let gone: Vec<(u64, bool, Duration)> = self
             .calls
             .borrow()
             .iter()
             .filter(|(_, c)| c.deadline <= now || c.cancel.is_cancelled())
-            .map(|(id, _)| *id)
+            .map(|(id, c)| {
+                let allowed = c.deadline.saturating_duration_since(c.started);
+                (*id, c.cancel.is_cancelled(), allowed)
+            })
             .collect();
-        for id in gone {
-            let allowed = self
-                .calls
-                .borrow()
-                .get(&id)
-                .map(|c| c.deadline.saturating_duration_since(c.started));
-            self.answer(id, |_| Err(CallError::Timeout(allowed.unwrap_or_default())));
-        }
+        gone.into_iter()
+            .map(|(id, cancelled, allowed)| {
+                self.answer(id, |_| {
+                    Err(if cancelled {
+                        CallError::Cancelled
+                    } else {
+                        CallError::Timeout(allowed)
+                    })
+                });
+                (id, cancelled)
+            })
+            .collect()
     }
 
     /// Fail every call in flight with `why`.
@@ -353,7 +383,10 @@ impl Resolver for PluginResolver {
         if let Some(target) = self.0.resolve(base, name) {
             return Ok(target.to_string());
         }
-        if name == self.0.entry {
+        // The host imports the entry and the flavor's shape by name; plugin
+        // code reaches the shape only through a link (never).
+        let from_host = !self.0.sources.contains_key(base);
+        if name == self.0.entry || (from_host && name == self.0.shape) {
             return Ok(name.to_string());
         }
         Err(rquickjs::Error::new_resolving_message(
@@ -450,12 +483,15 @@ impl Engine {
             let namespace = Module::import(&ctx, modules.entry.as_str())
                 .and_then(|p| settle::<Object>(&ctx, &p))
                 .map_err(fail)?;
-            let exported: Value = namespace.get("default").map_err(fail)?;
-            let shape: Function = ctx.eval(program.flavor.shape).map_err(fail)?;
+            let shape: Function = Module::import(&ctx, program.flavor.shape)
+                .and_then(|p| settle::<Object>(&ctx, &p))
+                .and_then(|shape| shape.get("default"))
+                .map_err(fail)?;
             let env = serde_json::to_string(&program.sandbox.env).unwrap_or_else(|_| "{}".into());
             let install: Function = driver.get("install").map_err(fail)?;
+            let settings = program.settings.as_str();
             let info: String = install
-                .call::<_, rquickjs::Promise>((shape, exported, env))
+                .call::<_, rquickjs::Promise>((shape, namespace, settings, env))
                 .and_then(|p| settle::<String>(&ctx, &p))
                 .map_err(fail)?;
             let started: Started = serde_json::from_str(&info)
@@ -500,6 +536,27 @@ impl Engine {
         })
     }
 
+    /// Answer the calls whose deadline passed or whose run was cancelled,
+    /// and abort their `ctx.signal`, giving the listeners at most
+    /// [`ABORT_TIMEOUT`].
+    fn expire(&self, shared: &Shared) {
+        for (id, cancelled) in shared.expire(Instant::now()) {
+            let (name, message) = if cancelled {
+                ("AbortError", "the run was cancelled")
+            } else {
+                ("TimeoutError", "the call ran past its deadline")
+            };
+            self.interrupted.set(false);
+            self.interrupt_at.set(Some(Instant::now() + ABORT_TIMEOUT));
+            let _ = self.context.with(|ctx| -> rquickjs::Result<()> {
+                let driver = self.driver.clone().restore(&ctx)?;
+                let abort: Function = driver.get("abort")?;
+                abort.call::<_, ()>((id as f64, name, message))
+            });
+        }
+        self.interrupt_at.set(None);
+    }
+
     /// Run queued promise jobs, one at a time, expiring calls whose deadline
     /// an interrupted job passed.
     fn run_jobs(&self, shared: &Shared) {
@@ -508,7 +565,7 @@ impl Engine {
             self.interrupt_at.set(shared.earliest_deadline());
             let ran = self.context.with(|ctx| ctx.execute_pending_job());
             if self.interrupted.get() {
-                shared.expire(Instant::now());
+                self.expire(shared);
             }
             if !ran {
                 return;
@@ -558,6 +615,9 @@ fn install_services<'js>(ctx: &Ctx<'js>, services: &Services) -> rquickjs::Resul
     let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
     ctx.globals().set(key, object)
 }
+
+/// How long the abort listeners of a call the host gave up on may run.
+const ABORT_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// How long a plugin's `unload` may run when it is dropped.
 const UNLOAD_TIMEOUT: Duration = Duration::from_secs(1);
@@ -651,7 +711,7 @@ fn error_text<'js>(ctx: &Ctx<'js>, describe: &Function<'js>, error: rquickjs::Er
 /// dropped.
 fn serve(
     program: Program,
-    inbox: mpsc::Receiver<Request>,
+    inbox: mpsc::Receiver<Message>,
     ready: mpsc::SyncSender<Result<Started, String>>,
 ) {
     let shared = Rc::new(Shared::default());
@@ -678,10 +738,12 @@ fn serve(
             }
             Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
-        let now = Instant::now();
-        shared.expire(now);
+        if let Some(current) = &engine {
+            current.expire(&shared);
+        }
         match request {
-            Ok(request) => {
+            Ok(Message::Wake) => {}
+            Ok(Message::Call(request)) => {
                 next_id += 1;
                 match &engine {
                     Some(engine) => start_call(engine, &shared, next_id, request),
@@ -777,7 +839,7 @@ fn fire_timers(engine: &Engine, shared: &Shared) {
 /// plugin's code could catch anything): answer who it concerns.
 fn fail_entry(engine: &Engine, shared: &Shared, call: Option<u64>, why: String) {
     if engine.interrupted.get() {
-        shared.expire(Instant::now());
+        engine.expire(shared);
         if let Some(id) = call {
             shared.answer(id, |_| {
                 Err(CallError::Crashed(
