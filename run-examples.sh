@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # The examples' plugin.toml files point into ./target, so build there.
 unset CARGO_TARGET_DIR
-# The Rust dylib examples and the yohost command.
-cargo build --quiet -p yohost --examples --bin yohost
+# The Rust dylib examples, and the yohost command.
+cargo build --quiet -p yohost --examples
+cargo build --quiet -p yohost-cli
 # The Wasm component example (examples/wasm-redactor).
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || true
 cargo build --quiet --release --target wasm32-wasip2 --examples \

@@ -88,18 +88,13 @@ fn with_examples(names: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// What `yohost check --json` prints for `dir` (the command prints this
+/// report; it lives in the `yohost-cli` package).
 fn yohost_check(dir: &Path) -> serde_json::Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yohost"))
-        .args(["check", "--json"])
-        .arg(dir)
-        .output()
-        .expect("yohost runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("check prints JSON")
+    let host = PluginHost::open(dir).expect("the directory opens");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let report = runtime.block_on(host.report());
+    json!({ "plugins": report })
 }
 
 #[test]

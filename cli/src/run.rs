@@ -1,7 +1,7 @@
 //! `yohost run DIR --prompt TEXT`.
 
-use super::output::{init_run_logs, EventPrinter};
-use super::script;
+use crate::output::{init_run_logs, EventPrinter};
+use crate::script;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,11 @@
 //!   and the rest load;
 //! - `run` on the bundled script prints the run with plugin log lines that
 //!   carry the run id, and `--json` prints one JSON object per line.
+//!
+//! The plugins are the example cdylibs of the `yohost` package, which
+//! `cargo test --workspace` builds (alone: `cargo build -p yohost --examples`).
 
+#[path = "../../host/tests/support/mod.rs"]
 mod support;
 
 use std::path::Path;

@@ -8,7 +8,7 @@ use yohost::{PluginHost, PluginReport, Status};
 /// (`{"plugins": [...]}`). Exits 0 even when some plugins are refused: the
 /// report is the output.
 pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
-    super::output::init_stderr_logs();
+    crate::output::init_stderr_logs();
     let host = PluginHost::open(dir).map_err(|e| e.to_string())?;
     let report = host.report().await;
     if json {

@@ -1,4 +1,4 @@
-//! Command-line parsing and dispatch.
+//! The `yohost` command: check a plugin directory, or run an agent with it.
 
 mod check;
 mod output;
@@ -34,7 +34,7 @@ enum Command {
 }
 
 /// Parse the command line and run it.
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

@@ -1,7 +1,0 @@
-//! The `yohost` command: check a plugin directory, or run an agent with it.
-
-mod cli;
-
-fn main() -> std::process::ExitCode {
-    cli::main()
-}
