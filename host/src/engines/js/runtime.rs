@@ -185,6 +185,16 @@ struct InFlight {
     span: tracing::Span,
 }
 
+/// A call the host gave up on: its log lines still go to its caller's
+/// subscriber and span.
+struct Expired {
+    id: u64,
+    /// Its run was cancelled (else its deadline passed).
+    cancelled: bool,
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+}
+
 /// A pending timer: when it is due, its id, and the call that set it.
 type Timer = (Instant, u64, Option<u64>);
 
@@ -257,8 +267,8 @@ impl Shared {
     }
 
     /// Answer every call whose deadline passed or whose run was cancelled.
-    /// Returns them, each with whether it was cancelled.
-    fn expire(&self, now: Instant) -> Vec<(u64, bool)> {
+    /// Returns them.
+    fn expire(&self, now: Instant) -> Vec<Expired> {
         let gone: Vec<(u64, bool, Duration)> = self
             .calls
             .borrow()
@@ -270,15 +280,19 @@ impl Shared {
             })
             .collect();
         gone.into_iter()
-            .map(|(id, cancelled, allowed)| {
-                self.answer(id, |_| {
-                    Err(if cancelled {
-                        CallError::Cancelled
-                    } else {
-                        CallError::Timeout(allowed)
-                    })
-                });
-                (id, cancelled)
+            .filter_map(|(id, cancelled, allowed)| {
+                let call = self.calls.borrow_mut().remove(&id)?;
+                let _ = call.reply.send(Err(if cancelled {
+                    CallError::Cancelled
+                } else {
+                    CallError::Timeout(allowed)
+                }));
+                Some(Expired {
+                    id,
+                    cancelled,
+                    dispatch: call.dispatch,
+                    span: call.span,
+                })
             })
             .collect()
     }
@@ -540,18 +554,22 @@ impl Engine {
     /// and abort their `ctx.signal`, giving the listeners at most
     /// [`ABORT_TIMEOUT`].
     fn expire(&self, shared: &Shared) {
-        for (id, cancelled) in shared.expire(Instant::now()) {
-            let (name, message) = if cancelled {
+        for expired in shared.expire(Instant::now()) {
+            let (name, message) = if expired.cancelled {
                 ("AbortError", "the run was cancelled")
             } else {
                 ("TimeoutError", "the call ran past its deadline")
             };
             self.interrupted.set(false);
             self.interrupt_at.set(Some(Instant::now() + ABORT_TIMEOUT));
-            let _ = self.context.with(|ctx| -> rquickjs::Result<()> {
-                let driver = self.driver.clone().restore(&ctx)?;
-                let abort: Function = driver.get("abort")?;
-                abort.call::<_, ()>((id as f64, name, message))
+            tracing::dispatcher::with_default(&expired.dispatch, || {
+                expired.span.in_scope(|| {
+                    let _ = self.context.with(|ctx| -> rquickjs::Result<()> {
+                        let driver = self.driver.clone().restore(&ctx)?;
+                        let abort: Function = driver.get("abort")?;
+                        abort.call::<_, ()>((expired.id as f64, name, message))
+                    });
+                })
             });
         }
         self.interrupt_at.set(None);
