@@ -2,14 +2,14 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use yohost::{PluginHost, PluginReport, Status};
+use yohost::{PluginReport, Status};
 
 /// Print every plugin of `dir` as a table, or as JSON
 /// (`{"plugins": [...]}`). Exits 0 even when some plugins are refused: the
 /// report is the output.
 pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
-    let host = PluginHost::open(dir).map_err(|e| e.to_string())?;
+    let host = crate::open_host(dir)?;
     let report = host.report().await;
     if json {
         let doc = serde_json::json!({ "plugins": report });

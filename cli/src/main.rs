@@ -6,8 +6,19 @@ mod run;
 mod script;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use yohost::PluginHost;
+
+/// Open a plugin directory with every adapter crate of this repository
+/// registered: the built-in set (yohost's own plugins, pi extensions) plus
+/// rutis-agent tool libraries.
+fn open_host(dir: &Path) -> Result<PluginHost, String> {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_rutis_agent::adapter())
+        .open()
+        .map_err(|e| e.to_string())
+}
 
 /// A plugin host for the yoagent agent loop.
 #[derive(Parser)]

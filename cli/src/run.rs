@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use yoagent::provider::{MockProvider, ModelConfig};
 use yoagent::Agent;
-use yohost::PluginHost;
 
 /// Arguments of `yohost run`.
 #[derive(clap::Args)]
@@ -38,7 +37,7 @@ pub struct RunArgs {
 /// or its input was rejected.
 pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     init_run_logs(args.json);
-    let host = PluginHost::open(&args.dir).map_err(|e| e.to_string())?;
+    let host = crate::open_host(&args.dir)?;
     for refusal in host.refused() {
         eprintln!(
             "yohost: plugin '{}' refused: {}",

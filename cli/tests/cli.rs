@@ -3,10 +3,13 @@
 //! - a broken file in a directory is listed as refused with its reason,
 //!   and the rest load;
 //! - `run` on the bundled script prints the run with plugin log lines that
-//!   carry the run id, and `--json` prints one JSON object per line.
+//!   carry the run id, and `--json` prints one JSON object per line;
+//! - `check` lists a rutis-agent tool library with its tools, and a
+//!   malformed one as refused with the reason.
 //!
-//! The plugins are the example cdylibs of the `yohost` package, which
-//! `cargo test --workspace` builds (alone: `cargo build -p yohost --examples`).
+//! The plugins are the example cdylibs of the `yohost` and
+//! `yohost-adapter-rutis-agent` packages, which `cargo test --workspace`
+//! builds (alone: `cargo build -p yohost -p yohost-adapter-rutis-agent --examples`).
 
 #[path = "../../host/tests/support/mod.rs"]
 mod support;
@@ -136,4 +139,35 @@ fn run_prints_the_run_and_plugin_lines_with_the_run_id() {
     assert_eq!(log["log"]["run_id"], run_id.as_str());
     assert_eq!(log["log"]["plugin"], "rust-tool");
     assert!(lines.iter().any(|l| l["type"] == "agentEnd"));
+}
+
+#[test]
+fn check_lists_rutis_agent_tools_and_refuses_a_malformed_library_with_the_reason() {
+    let dir = plugin_dir();
+    for example in ["rutis_fixture_tools", "rutis_fixture_duplicate"] {
+        let lib = example_dylib(example);
+        std::fs::copy(&lib, dir.path().join(lib.file_name().unwrap())).unwrap();
+    }
+    let (_, stdout) = yohost(
+        &["check", "--json", dir.path().to_str().unwrap()],
+        dir.path(),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let tools = checked(&doc, "fixture-tools");
+    assert_eq!(tools["status"], "loaded");
+    assert_eq!(tools["engine"], "dylib");
+    assert_eq!(tools["ecosystem"], "rutis-agent");
+    assert_eq!(tools["hooks"], serde_json::json!(["tools", "call_tool"]));
+    assert_eq!(
+        tools["tools"],
+        serde_json::json!(["shout", "fail", "live_strings", "hang", "garbled"])
+    );
+    let duplicate = checked(&doc, "rutis_fixture_duplicate");
+    assert_eq!(duplicate["status"], "refused");
+    assert_eq!(duplicate["ecosystem"], "rutis-agent");
+    let reason = duplicate["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("malformed tool schema: tools 0 and 1 are both named `twin`"),
+        "{reason}"
+    );
 }

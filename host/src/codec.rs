@@ -31,11 +31,15 @@ pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<HookReply, 
     Ok(call.parse_reply(value)?)
 }
 
-/// The hook's argument as MessagePack bytes.
-pub fn encode_msgpack_args(call: &HookCall) -> Vec<u8> {
-    // The arguments hold only strings, numbers and JSON values: encoding
-    // them cannot fail.
-    rmp_serde::to_vec_named(call).unwrap_or_default()
+/// The hook's argument as MessagePack bytes. An argument that cannot be
+/// encoded fails the call ([`CallError::Encode`]): the plugin never receives
+/// empty or partial input in its place.
+pub fn encode_msgpack_args(call: &HookCall) -> Result<Vec<u8>, CallError> {
+    encode_msgpack(call)
+}
+
+fn encode_msgpack(value: &impl serde::Serialize) -> Result<Vec<u8>, CallError> {
+    rmp_serde::to_vec_named(value).map_err(|e| CallError::Encode(e.to_string()))
 }
 
 /// Refuse a reply over [`MAX_REPLY_BYTES`].
@@ -73,6 +77,26 @@ mod tests {
             decode_msgpack_reply(&on_input(), &[0xc1]),
             Err(CallError::BadReply(_))
         ));
+    }
+
+    /// A value whose encoding fails.
+    struct Unencodable;
+
+    impl serde::Serialize for Unencodable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("cannot be encoded"))
+        }
+    }
+
+    #[test]
+    fn an_argument_that_cannot_be_encoded_fails_the_call() {
+        assert!(matches!(
+            encode_msgpack(&Unencodable),
+            Err(CallError::Encode(_))
+        ));
+        let bytes = encode_msgpack_args(&on_input()).unwrap();
+        let back: serde_json::Value = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!(back["text"], "hi");
     }
 
     #[test]

@@ -14,21 +14,32 @@
 //! TypeScript declarations (`*.d.ts`), `tsconfig.json`, `package.json` and
 //! `package-lock.json`. Anything else is reported as refused, with the kinds
 //! the host knows.
+//!
+//! Whoever writes the directory controls every name and file in it, so
+//! discovery never trusts them: only regular files (after symlinks are
+//! resolved) are plugin files, and a FIFO, socket or device is refused
+//! without being opened; every file discovery reads goes through
+//! [`crate::source`] (bounded, never blocking); a name that is not valid
+//! UTF-8 or not a valid plugin name ([`check_name`]) is refused; folders are
+//! walked without following symlinks.
 
 use crate::error::LoadError;
-use crate::manifest::{Ecosystem, Manifest, MANIFEST_FILE};
+use crate::limits::MAX_SOURCE_BYTES;
+use crate::manifest::{check_name, Ecosystem, Manifest, NameError, MANIFEST_FILE};
 use crate::plugin::EngineKind;
+use crate::source::{kind_of, read_text, ReadError};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// A plugin found on disk, not loaded yet.
 #[derive(Debug, Clone)]
 pub struct Candidate {
-    /// Its name: the manifest's, else the file stem or folder name.
+    /// Its name: the manifest's, else the file stem or folder name. Always a
+    /// valid name ([`check_name`]).
     pub name: String,
     /// The file or folder in the plugin directory.
     pub root: PathBuf,
-    /// The file the engine loads.
+    /// The file the engine loads: a regular file when it was found.
     pub entry: PathBuf,
     /// The engine that runs it.
     pub engine: EngineKind,
@@ -61,7 +72,8 @@ pub type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
 pub enum Found {
     /// A plugin to load.
     Plugin(Box<Candidate>),
-    /// Not loadable; the name is the file stem or folder name.
+    /// Not loadable; the name is the file stem or folder name (with any
+    /// bytes that are not UTF-8 replaced).
     Refused {
         /// The entry's name.
         name: String,
@@ -82,6 +94,19 @@ pub fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {
     Ok(entries.into_iter().map(|path| inspect(&path)).collect())
 }
 
+/// The folders of `dir` that may be plugins, sorted by name.
+pub fn scan_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| !passed_over(p) && p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    folders.sort();
+    folders
+}
+
 /// A quick summary of the directory's top level, to notice a change
 /// without a watcher's help.
 pub fn top_level_fingerprint(dir: &Path) -> Fingerprint {
@@ -97,6 +122,8 @@ pub fn top_level_fingerprint(dir: &Path) -> Fingerprint {
     out
 }
 
+/// Size and modification time, following symlinks (`stat` never opens the
+/// file, so a FIFO cannot block it).
 fn stat(path: &Path) -> (PathBuf, u64, Option<SystemTime>) {
     let meta = std::fs::metadata(path).ok();
     (
@@ -107,10 +134,13 @@ fn stat(path: &Path) -> (PathBuf, u64, Option<SystemTime>) {
 }
 
 fn passed_over(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     name.starts_with('.')
         || matches!(
-            name,
+            &*name,
             "node_modules"
                 | "__pycache__"
                 | "target"
@@ -134,13 +164,17 @@ pub fn engine_for(path: &Path) -> Option<EngineKind> {
     }
 }
 
+/// The name an entry gets from its file name: the folder name, or the file
+/// stem (`libfoo.so` is `foo`), with bytes that are not UTF-8 replaced.
 fn stem_name(path: &Path) -> String {
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("plugin")
-        .to_string();
-    // `libfoo.so` is the plugin `foo`.
+    let lossy = |s: Option<&std::ffi::OsStr>| {
+        s.map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if path.is_dir() {
+        return lossy(path.file_name());
+    }
+    let stem = lossy(path.file_stem());
     match path.extension().and_then(|e| e.to_str()) {
         Some("so" | "dylib") => stem.strip_prefix("lib").unwrap_or(&stem).to_string(),
         _ => stem,
@@ -149,91 +183,122 @@ fn stem_name(path: &Path) -> String {
 
 fn inspect(path: &Path) -> Found {
     let name = stem_name(path);
-    let refused = |reason: LoadError| Found::Refused {
-        name: name.clone(),
-        file: path.to_path_buf(),
-        reason,
-    };
-    if path.is_dir() {
-        return match inspect_folder(path) {
-            Ok(candidate) => Found::Plugin(Box::new(candidate)),
-            Err(reason) => refused(reason),
-        };
-    }
-    match engine_for(path) {
-        Some(engine) => Found::Plugin(Box::new(candidate(
-            name.clone(),
-            path,
-            path.to_path_buf(),
-            engine,
-            Manifest::default(),
-            vec![stat(path)],
-        ))),
-        None => refused(LoadError::UnknownFile(path.to_path_buf())),
+    match inspect_entry(path, &name) {
+        Ok(candidate) => Found::Plugin(Box::new(candidate)),
+        Err(reason) => Found::Refused {
+            name,
+            file: path.to_path_buf(),
+            reason,
+        },
     }
 }
 
-fn inspect_folder(dir: &Path) -> Result<Candidate, LoadError> {
+fn inspect_entry(path: &Path, name: &str) -> Result<Candidate, LoadError> {
+    if path.file_name().and_then(|n| n.to_str()).is_none() {
+        return Err(LoadError::BadName {
+            path: path.to_path_buf(),
+            name: name.to_string(),
+            problem: NameError::NotUtf8,
+        });
+    }
+    let meta = std::fs::metadata(path).map_err(|e| LoadError::Unreadable {
+        path: path.to_path_buf(),
+        problem: e.into(),
+    })?;
+    if meta.is_dir() {
+        return inspect_folder(path, name);
+    }
+    if !meta.is_file() {
+        return Err(LoadError::Unreadable {
+            path: path.to_path_buf(),
+            problem: ReadError::NotRegular(kind_of(&meta)),
+        });
+    }
+    let engine = engine_for(path).ok_or_else(|| LoadError::UnknownFile(path.to_path_buf()))?;
+    candidate(
+        name,
+        path,
+        path.to_path_buf(),
+        engine,
+        Manifest::default(),
+        vec![stat(path)],
+    )
+}
+
+fn inspect_folder(dir: &Path, folder_name: &str) -> Result<Candidate, LoadError> {
     let manifest_path = dir.join(MANIFEST_FILE);
     let manifest = Manifest::read(&manifest_path)?;
     let entry = match &manifest.entry {
         Some(entry) => {
             let entry = dir.join(entry);
-            if !entry.is_file() {
-                return Err(LoadError::Invalid {
-                    path: manifest_path,
-                    message: format!("`entry` names {}, which does not exist", entry.display()),
-                });
+            match std::fs::metadata(&entry) {
+                Ok(meta) if meta.is_file() => entry,
+                Ok(meta) => {
+                    return Err(LoadError::Unreadable {
+                        path: entry,
+                        problem: ReadError::NotRegular(kind_of(&meta)),
+                    })
+                }
+                Err(_) => {
+                    return Err(LoadError::Invalid {
+                        path: manifest_path,
+                        message: format!("`entry` names {}, which does not exist", entry.display()),
+                    })
+                }
             }
-            entry
         }
-        None => obvious_entry(dir, manifest_path.is_file())
+        None => obvious_entry(dir, manifest_path.is_file())?
             .ok_or_else(|| LoadError::UnknownFile(dir.to_path_buf()))?,
     };
     let engine = engine_for(&entry).ok_or_else(|| LoadError::UnknownFile(entry.clone()))?;
-    let folder_name = dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("plugin")
-        .to_string();
     let mut fingerprint = Vec::new();
     collect_files(dir, &mut fingerprint, 0);
+    if !entry.starts_with(dir) {
+        // An entry outside the folder (a build artifact) is part of it too.
+        fingerprint.push(stat(&entry));
+    }
     fingerprint.sort();
-    Ok(candidate(
-        folder_name,
-        dir,
-        entry,
-        engine,
-        manifest,
-        fingerprint,
-    ))
+    candidate(folder_name, dir, entry, engine, manifest, fingerprint)
 }
 
 fn candidate(
-    default_name: String,
+    default_name: &str,
     root: &Path,
     entry: PathBuf,
     engine: EngineKind,
     manifest: Manifest,
     fingerprint: Fingerprint,
-) -> Candidate {
-    let ecosystem = manifest
-        .ecosystem
-        .unwrap_or_else(|| detect_ecosystem(root, &entry, engine));
-    Candidate {
+) -> Result<Candidate, LoadError> {
+    // A manifest's name was checked when it was parsed.
+    let name = match &manifest.name {
+        Some(name) => name.clone(),
+        None => {
+            check_name(default_name).map_err(|problem| LoadError::BadName {
+                path: root.to_path_buf(),
+                name: default_name.to_string(),
+                problem,
+            })?;
+            default_name.to_string()
+        }
+    };
+    let ecosystem = match manifest.ecosystem {
+        Some(ecosystem) => ecosystem,
+        None => detect_ecosystem(root, &entry, engine)?,
+    };
+    Ok(Candidate {
         named_by_manifest: manifest.name.is_some(),
-        name: manifest.name.clone().unwrap_or(default_name),
+        name,
         root: root.to_path_buf(),
         entry,
         engine,
         manifest,
         ecosystem,
         fingerprint,
-    }
+    })
 }
 
-/// The entry of a folder without `entry` in its manifest.
-fn obvious_entry(dir: &Path, has_manifest: bool) -> Option<PathBuf> {
+/// The entry of a folder without `entry` in its manifest, if it has one.
+fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, LoadError> {
     for name in [
         "index.ts",
         "index.mts",
@@ -243,28 +308,34 @@ fn obvious_entry(dir: &Path, has_manifest: bool) -> Option<PathBuf> {
     ] {
         let path = dir.join(name);
         if path.is_file() {
-            return Some(path);
+            return Ok(Some(path));
         }
     }
-    if let Some(entry) = pi_package_entry(dir).or_else(|| package_main(dir)) {
-        return Some(entry);
+    let package = package_json(dir)?;
+    if let Some(entry) = package
+        .as_ref()
+        .and_then(|p| pi_package_entry(dir, p).or_else(|| package_main(dir, p)))
+    {
+        return Ok(Some(entry));
     }
     if !has_manifest {
-        return None;
+        return Ok(None);
     }
     // With a manifest, the folder's only plugin file is its entry.
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
+        .map_err(|e| LoadError::Unreadable {
+            path: dir.to_path_buf(),
+            problem: e.into(),
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && engine_for(p).is_some() && !passed_over(p))
         .collect();
-    (files.len() == 1).then(|| files.remove(0))
+    Ok((files.len() == 1).then(|| files.remove(0)))
 }
 
-/// The first extension a pi package's `package.json` names.
-fn pi_package_entry(dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
-    let package: serde_json::Value = serde_json::from_str(&text).ok()?;
+/// The first extension a pi package's `package.json` names, if it has a
+/// `pi` field.
+fn pi_package_entry(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
     let pi = package.get("pi")?;
     let first = pi
         .get("extensions")
@@ -283,11 +354,31 @@ fn pi_package_entry(dir: &Path) -> Option<PathBuf> {
     }
 }
 
+/// The folder's `package.json`, parsed, if it has one. A `package.json`
+/// that cannot be read or is not JSON refuses the folder.
+fn package_json(dir: &Path) -> Result<Option<serde_json::Value>, LoadError> {
+    let file = dir.join("package.json");
+    let text = match read_text(&file, MAX_SOURCE_BYTES) {
+        Ok(text) => text,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(problem) => {
+            return Err(LoadError::Unreadable {
+                path: file,
+                problem,
+            })
+        }
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| LoadError::Invalid {
+            path: file,
+            message: format!("not valid JSON: {e}"),
+        })
+}
+
 /// The file an npm package's `package.json` names as its `main`, if it is
 /// a script inside the folder (a DSH tool package, for one).
-fn package_main(dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
-    let package: serde_json::Value = serde_json::from_str(&text).ok()?;
+fn package_main(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
     let main = dir.join(package.get("main")?.as_str()?);
     let inside = main
         .canonicalize()
@@ -296,6 +387,9 @@ fn package_main(dir: &Path) -> Option<PathBuf> {
     (inside && main.is_file() && engine_for(&main) == Some(EngineKind::Js)).then_some(main)
 }
 
+/// The files under `dir`, eight folders deep at most. Symlinks are recorded
+/// as what they point to, but a symlinked folder is not walked, so links
+/// cannot make the walk loop or fan out.
 fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {
     if depth > 8 {
         return;
@@ -303,30 +397,44 @@ fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
-    for path in rd.filter_map(|e| e.ok().map(|e| e.path())) {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if matches!(name, "node_modules" | "__pycache__" | "target") || name.starts_with('.') {
+    for entry in rd.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if matches!(&*name, "node_modules" | "__pycache__" | "target") || name.starts_with('.') {
             continue;
         }
-        if path.is_dir() {
-            collect_files(&path, out, depth + 1);
-        } else {
-            out.push(stat(&path));
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => collect_files(&path, out, depth + 1),
+            _ => out.push(stat(&path)),
         }
     }
 }
 
-/// The ecosystem a source file is written for, from the packages it
-/// imports. Only script sources are read; everything else is yohost's own.
-pub fn detect_ecosystem(root: &Path, entry: &Path, engine: EngineKind) -> Ecosystem {
+/// The ecosystem a plugin is written for, from the packages its source
+/// imports. Only JavaScript and TypeScript sources are read; other engines
+/// run yohost's own contract. A source that cannot be read refuses the
+/// plugin.
+pub fn detect_ecosystem(
+    root: &Path,
+    entry: &Path,
+    engine: EngineKind,
+) -> Result<Ecosystem, LoadError> {
     if engine != EngineKind::Js {
-        return Ecosystem::Yohost;
+        return Ok(Ecosystem::Yohost);
     }
-    if root.is_dir() && root.join("package.json").is_file() && pi_package_entry(root).is_some() {
-        return Ecosystem::Pi;
+    if root.is_dir() {
+        if let Some(package) = package_json(root)? {
+            if pi_package_entry(root, &package).is_some() {
+                return Ok(Ecosystem::Pi);
+            }
+        }
     }
-    let source = std::fs::read_to_string(entry).unwrap_or_default();
-    detect_ecosystem_in(&source)
+    let source = read_text(entry, MAX_SOURCE_BYTES).map_err(|problem| LoadError::Unreadable {
+        path: entry.to_path_buf(),
+        problem,
+    })?;
+    Ok(detect_ecosystem_in(&source))
 }
 
 /// The ecosystem a JS/TS source is written for, from its imports.
@@ -393,7 +501,7 @@ mod tests {
         for f in found {
             match f {
                 Found::Plugin(c) => plugins.push((c.name.clone(), c.engine, c.ecosystem)),
-                Found::Refused { name, reason, .. } => refused.push((name, reason.to_string())),
+                Found::Refused { name, reason, .. } => refused.push((name, reason)),
             }
         }
         assert_eq!(
@@ -405,9 +513,12 @@ mod tests {
         );
         assert_eq!(refused.len(), 2);
         assert!(
-            refused[0].1.contains("malformed plugin.toml"),
+            matches!(refused[0].1, LoadError::Manifest { .. }),
             "{refused:?}"
         );
-        assert!(refused[1].1.contains("not a plugin"), "{refused:?}");
+        assert!(
+            matches!(refused[1].1, LoadError::UnknownFile(_)),
+            "{refused:?}"
+        );
     }
 }

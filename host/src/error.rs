@@ -1,6 +1,10 @@
 //! The host's typed errors. Messages name the plugin, the file or the hook,
 //! and the cause; nothing in the host matches on message text.
 
+use crate::manifest::{Ecosystem, ManifestError, NameError};
+use crate::plugin::EngineKind;
+use crate::private_dir::PrivateDirError;
+use crate::source::ReadError;
 use std::path::PathBuf;
 use std::time::Duration;
 use yohost_contract::{Hook, ReplyError};
@@ -38,6 +42,10 @@ pub enum CallError {
     /// The run was cancelled while the hook ran.
     #[error("was abandoned: the run was cancelled")]
     Cancelled,
+    /// The host could not encode the hook's argument, so the plugin was not
+    /// called (it never receives empty input in its place).
+    #[error("was not called: its argument could not be encoded: {0}")]
+    Encode(String),
 }
 
 impl CallError {
@@ -64,13 +72,57 @@ pub struct HookError {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// `plugin.toml` could not be read or parsed.
-    #[error("{path}: malformed plugin.toml: {message}")]
+    /// `plugin.toml` could not be read, parsed or accepted.
+    #[error("{path}: malformed plugin.toml: {problem}")]
     Manifest {
         /// The manifest file.
         path: PathBuf,
-        /// The parser's message (it names the line and the field).
-        message: String,
+        /// What is wrong (it names the line or the field).
+        problem: ManifestError,
+    },
+    /// A file the host reads to inspect the plugin could not be read: it is
+    /// missing, not a regular file (a FIFO, a socket, a device), too large or
+    /// not text.
+    #[error("{path}: cannot be read: {problem}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        problem: ReadError,
+    },
+    /// The plugin's name (from its file name, its manifest or the plugin
+    /// itself) is not a valid name.
+    #[error("{path}: invalid plugin name {name:?}: {problem}")]
+    BadName {
+        /// The plugin's file or folder.
+        path: PathBuf,
+        /// The name, as far as it could be read.
+        name: String,
+        /// What is wrong with it, and what a valid name is.
+        problem: NameError,
+    },
+    /// The dylib could not be copied for loading: the private folder for
+    /// library copies cannot be used.
+    #[error("{path}: no private folder to load the library from: {problem}")]
+    NoPrivateFolder {
+        /// The plugin's library.
+        path: PathBuf,
+        /// Why the folder cannot be used.
+        problem: PrivateDirError,
+    },
+    /// The plugin is written for an ecosystem no adapter of this host serves
+    /// on its engine.
+    #[error("{path}: written for the `{}` ecosystem, which no adapter serves on the {} engine ({serving}); if it was detected wrongly, set `ecosystem` in its plugin.toml", ecosystem.as_str(), engine.as_str())]
+    NoAdapter {
+        /// The plugin's entry file.
+        path: PathBuf,
+        /// Its engine.
+        engine: EngineKind,
+        /// Its ecosystem.
+        ecosystem: Ecosystem,
+        /// Who serves that ecosystem: the engines this host loads it on, or
+        /// the adapter crate to register.
+        serving: String,
     },
     /// The file is not a kind of plugin the host knows.
     #[error("{0}: not a plugin: expected .so/.dylib/.dll, .wasm, .ts/.mts/.js/.mjs or .py, or a folder with plugin.toml, index.ts, __init__.py or a package.json with a `pi` field")]
@@ -133,13 +185,5 @@ pub enum HostError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
-    },
-    /// The directory watcher could not start.
-    #[error("cannot watch plugin directory {path}: {message}")]
-    Watch {
-        /// The directory.
-        path: PathBuf,
-        /// The watcher's message.
-        message: String,
     },
 }

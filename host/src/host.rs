@@ -1,12 +1,14 @@
 //! [`PluginHost`]: a plugin directory, loaded and watched.
 
+use crate::adapter::{Adapter, Adapters};
+use crate::discovery::scan_folders;
 use crate::error::HostError;
 use crate::extension::{HostExtension, PluginExtension};
 use crate::plugin::LoadedPlugin;
 use crate::registry::{Refusal, Registry, Snapshot};
 use crate::report::PluginReport;
-use notify::Watcher;
-use std::path::Path;
+use notify::{RecursiveMode, Watcher};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A plugin directory, loaded and kept live: a file added, changed or
@@ -17,34 +19,74 @@ pub struct PluginHost {
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
+/// Sets up a [`PluginHost`]: which adapters load the directory's plugins.
+/// Start with [`PluginHost::builder`].
+pub struct PluginHostBuilder {
+    dir: PathBuf,
+    adapters: Adapters,
+}
+
+impl PluginHostBuilder {
+    /// Load the plugins of `adapter`'s (engine, ecosystem) pair with it,
+    /// replacing whatever served that pair before (the built-in set serves
+    /// yohost's own plugins on every engine, and pi extensions).
+    pub fn adapter(mut self, adapter: Arc<dyn Adapter>) -> Self {
+        self.adapters.register(adapter);
+        self
+    }
+
+    /// Load every plugin in the directory and watch it, as
+    /// [`PluginHost::open`] does.
+    pub fn open(self) -> Result<PluginHost, HostError> {
+        PluginHost::open_with(&self.dir, self.adapters)
+    }
+}
+
 impl PluginHost {
-    /// Load every plugin in `dir` and watch it. Plugins that cannot load are
-    /// refused (see [`refused`](Self::refused)); they never stop the others.
+    /// Set up a host over `dir` with adapters beyond the built-in set:
+    /// `PluginHost::builder(dir).adapter(Arc::new(MyAdapter)).open()`.
+    pub fn builder(dir: impl AsRef<Path>) -> PluginHostBuilder {
+        PluginHostBuilder {
+            dir: dir.as_ref().to_path_buf(),
+            adapters: Adapters::default(),
+        }
+    }
+
+    /// Load every plugin in `dir` with the built-in adapters, and watch it.
+    /// Plugins that cannot load are refused (see [`refused`](Self::refused));
+    /// they never stop the others. Only a directory that cannot be read
+    /// stops the host: a watcher that cannot watch it, or some folder in it,
+    /// is logged as a warning, and changes are still seen at the next run
+    /// through the directory's top-level fingerprint (see [`watch`]).
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, HostError> {
-        let dir = dir.as_ref();
-        let registry = Registry::open(dir)?;
+        Self::open_with(dir.as_ref(), Adapters::default())
+    }
+
+    fn open_with(dir: &Path, adapters: Adapters) -> Result<Self, HostError> {
+        let registry = Registry::open(dir, adapters)?;
         let weak = Arc::downgrade(&registry);
-        let mut watcher =
-            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                if event.is_ok() {
-                    if let Some(registry) = weak.upgrade() {
-                        registry.mark_dirty();
-                    }
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if event.is_ok_and(|event| marks_dirty(&event)) {
+                if let Some(registry) = weak.upgrade() {
+                    registry.mark_dirty();
                 }
-            })
-            .map_err(|e| HostError::Watch {
-                path: dir.to_path_buf(),
-                message: e.to_string(),
-            })?;
-        watcher
-            .watch(dir, notify::RecursiveMode::Recursive)
-            .map_err(|e| HostError::Watch {
-                path: dir.to_path_buf(),
-                message: e.to_string(),
-            })?;
+            }
+        });
+        let watcher = match watcher {
+            Ok(mut watcher) => {
+                for warning in watch(&mut watcher, dir) {
+                    tracing::warn!(dir = %dir.display(), "{warning}");
+                }
+                Some(watcher)
+            }
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), "cannot watch the plugin directory, changes are seen through its top level only: {e}");
+                None
+            }
+        };
         Ok(Self {
             registry,
-            _watcher: Some(watcher),
+            _watcher: watcher,
         })
     }
 
@@ -90,9 +132,10 @@ impl PluginHost {
     }
 
     /// Rescan the directory at the next snapshot even if nothing seems to
-    /// have changed.
+    /// have changed, and load refused plugins again (loaded plugins whose
+    /// files did not change are kept).
     pub fn reload(&self) {
-        self.registry.mark_dirty();
+        self.registry.reload();
     }
 
     /// The directory this host watches, if any.
@@ -103,5 +146,112 @@ impl PluginHost {
     /// A report of every plugin, loaded or refused, for `yohost check`.
     pub async fn report(&self) -> Vec<PluginReport> {
         crate::report::report(&self.snapshot()).await
+    }
+}
+
+/// Whether a watcher's event means the directory may have changed. Access
+/// events (a file opened, read or closed) are the host's own reads when it
+/// loads plugins: they change nothing, and counting them would rescan the
+/// directory after every load.
+fn marks_dirty(event: &notify::Event) -> bool {
+    !event.kind.is_access()
+}
+
+/// Watch `dir` and every folder in it, and return warnings for what could
+/// not be watched. The whole tree is watched at once when it can be; when a
+/// folder in it cannot be watched (no permission, the system's limit on
+/// watches), the top level and each plugin folder are watched one by one,
+/// so one bad folder costs only its own changes. A change the watcher
+/// misses is still seen at the next run when the directory's top level
+/// changed, or after [`PluginHost::reload`].
+fn watch(watcher: &mut impl Watcher, dir: &Path) -> Vec<String> {
+    let Err(whole) = watcher.watch(dir, RecursiveMode::Recursive) else {
+        return Vec::new();
+    };
+    let mut warnings = vec![format!(
+        "cannot watch the plugin directory as a whole ({whole}); watching its folders one by one"
+    )];
+    if let Err(e) = watcher.watch(dir, RecursiveMode::NonRecursive) {
+        warnings.push(format!(
+            "cannot watch the plugin directory's top level ({e}); changes are seen through its top-level fingerprint at the next run"
+        ));
+    }
+    for folder in scan_folders(dir) {
+        if let Err(e) = watcher.watch(&folder, RecursiveMode::Recursive) {
+            warnings.push(format!(
+                "cannot watch {} ({e}); changes inside it are seen after a reload",
+                folder.display()
+            ));
+        }
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{AccessKind, AccessMode, CreateKind, EventKind, ModifyKind};
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_hosts_own_reads_do_not_mark_the_directory_changed() {
+        let event = |kind| notify::Event::new(kind);
+        assert!(!marks_dirty(&event(EventKind::Access(AccessKind::Open(
+            AccessMode::Any
+        )))));
+        assert!(!marks_dirty(&event(EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        )))));
+        assert!(marks_dirty(&event(EventKind::Modify(ModifyKind::Any))));
+        assert!(marks_dirty(&event(EventKind::Create(CreateKind::File))));
+    }
+
+    /// A watcher that cannot watch one folder, and records what it watches.
+    struct Refusing {
+        refuse: PathBuf,
+        watched: Vec<(PathBuf, RecursiveMode)>,
+    }
+
+    impl Watcher for Refusing {
+        fn new<F: notify::EventHandler>(_: F, _: notify::Config) -> notify::Result<Self> {
+            unreachable!("built directly")
+        }
+        fn watch(&mut self, path: &Path, mode: RecursiveMode) -> notify::Result<()> {
+            if path == self.refuse
+                || (mode == RecursiveMode::Recursive && self.refuse.starts_with(path))
+            {
+                return Err(notify::Error::generic("permission denied"));
+            }
+            self.watched.push((path.to_path_buf(), mode));
+            Ok(())
+        }
+        fn unwatch(&mut self, _: &Path) -> notify::Result<()> {
+            Ok(())
+        }
+        fn kind() -> notify::WatcherKind {
+            notify::WatcherKind::NullWatcher
+        }
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_watched_is_a_warning_and_the_rest_is_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        for folder in ["good", "locked"] {
+            std::fs::create_dir(dir.path().join(folder)).unwrap();
+        }
+        let mut watcher = Refusing {
+            refuse: dir.path().join("locked"),
+            watched: Vec::new(),
+        };
+        let warnings = watch(&mut watcher, dir.path());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[1].contains("locked"), "{warnings:?}");
+        assert_eq!(
+            watcher.watched,
+            [
+                (dir.path().to_path_buf(), RecursiveMode::NonRecursive),
+                (dir.path().join("good"), RecursiveMode::Recursive),
+            ]
+        );
     }
 }

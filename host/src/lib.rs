@@ -7,6 +7,10 @@
 //! notes before a model request, input checks, stop verifiers and event
 //! observers.
 //!
+//! Plugins of other agent ecosystems load through [`Adapter`]s, one table
+//! keyed by engine and ecosystem ([`adapter`]); adapter crates register
+//! theirs with [`PluginHost::builder`].
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let host = yohost::PluginHost::open("plugins")?;
@@ -34,6 +38,7 @@
 //! running code is interrupted at its deadline. Dylib and Python plugins
 //! are trusted code, not sandboxed: they run with the host's rights.
 
+pub mod adapter;
 pub mod codec;
 pub mod convert;
 pub mod discovery;
@@ -47,16 +52,20 @@ pub mod logging;
 pub mod manifest;
 pub mod native;
 pub mod plugin;
+pub mod private_dir;
 pub mod registry;
 pub mod report;
 pub(crate) mod runset;
 pub mod session;
+pub mod source;
 pub(crate) mod tool;
 pub mod worker;
 
+pub use adapter::{Adapter, Adapters};
+pub use discovery::Candidate;
 pub use error::{CallError, HookError, HostError, LoadError};
 pub use extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};
-pub use host::PluginHost;
+pub use host::{PluginHost, PluginHostBuilder};
 pub use manifest::{Ecosystem, Manifest, Mode};
 pub use native::NativePlugin;
 pub use plugin::{CallLimits, EngineKind, Loaded, LoadedPlugin, Plugin, PluginRun};

@@ -16,6 +16,13 @@ pub const IMAGE_MIME_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif",
 /// The longest log message kept: 8 KiB; the rest is cut.
 pub const MAX_LOG_BYTES: usize = 8 * 1024;
 
+/// The largest text file the host reads from a plugin directory to inspect
+/// a plugin (a manifest, a `package.json`, a source): 16 MiB.
+pub const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The largest dylib the host copies and loads: 1 GiB.
+pub const MAX_LIBRARY_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Memory a sandboxed engine (Wasm, JS) gives a plugin unless its manifest
 /// says otherwise: 64 MiB.
 pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;

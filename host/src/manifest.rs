@@ -5,17 +5,17 @@
 //! silently ignored.
 //!
 //! ```toml
-//! name = "guard"            # default: the file or folder name
+//! name = "guard"            # default: the plugin's own name, else the file or folder name
 //! mode = "required"         # default: "advisory"
 //! priority = 10             # default: 100; lower runs first
 //! ecosystem = "pi"          # default: detected from the source's imports
 //! entry = "src/main.ts"     # default: the obvious entry of the folder
 //!
-//! [timeouts]                # milliseconds; default: the contract's per hook
+//! [timeouts]                # milliseconds, 1 to 86400000 (a day); default: the contract's per hook
 //! before_tool = 2000
 //!
 //! [limits]
-//! memory_mib = 128          # default: 64 (enforced by the Wasm and JS engines)
+//! memory_mib = 128          # 1 to 65536 (64 GiB); default: 64 (enforced by the Wasm and JS engines)
 //!
 //! [capabilities]            # default: nothing is granted
 //! read = ["data"]           # directories the plugin may read (relative to the plugin)
@@ -27,8 +27,15 @@
 //! [config]                  # settings for the plugin, read by its adapter
 //! allowParallelInProgress = true   # (DSH: checked against the plugin's `Config`)
 //! ```
+//!
+//! A plugin's name, wherever it comes from, is 1 to 64 characters: letters,
+//! digits, and `-`, `_`, `.`, `@`, `/`, `+` or `:` (see [`check_name`]).
+//! Names appear in log lines and in messages the model reads, so a name
+//! with spaces, quotes or control characters is refused.
 
 use crate::error::LoadError;
+use crate::limits::MAX_SOURCE_BYTES;
+use crate::source::{read_text, ReadError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +47,95 @@ pub const MANIFEST_FILE: &str = "plugin.toml";
 
 /// The priority of a plugin whose manifest sets none.
 pub const DEFAULT_PRIORITY: i64 = 100;
+
+/// The memory limits `[limits] memory_mib` accepts, in MiB.
+pub const MEMORY_MIB: std::ops::RangeInclusive<u64> = 1..=65536;
+
+/// The timeouts `[timeouts]` accepts, in milliseconds (up to a day).
+pub const TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1..=86_400_000;
+
+/// The longest plugin name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// How deeply `[`/`{` may nest in a manifest. Deeper text is refused before
+/// it is parsed, so no manifest can exhaust the parser's stack.
+pub const MAX_NESTING: usize = 32;
+
+/// Why a manifest was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestError {
+    /// The file could not be read.
+    #[error("cannot be read: {0}")]
+    Unreadable(ReadError),
+    /// Arrays or tables nest deeper than [`MAX_NESTING`].
+    #[error("arrays or tables nest deeper than {MAX_NESTING} levels")]
+    TooDeep,
+    /// Not valid TOML, or a field of the wrong type or unknown.
+    #[error("{0}")]
+    Syntax(String),
+    /// `[timeouts]` names a hook that does not exist.
+    #[error("[timeouts] names unknown hook `{hook}` (known: {known})", known = Hook::ALL.map(|h| h.as_str()).join(", "))]
+    UnknownHook {
+        /// The name it used.
+        hook: String,
+    },
+    /// A number outside what the field accepts.
+    #[error("`{field}` is {value}, but must be between {min} and {max} {unit}")]
+    OutOfRange {
+        /// The field, as the manifest spells it.
+        field: String,
+        /// The value it has.
+        value: u64,
+        /// The least value accepted.
+        min: u64,
+        /// The greatest value accepted.
+        max: u64,
+        /// The unit of the field.
+        unit: &'static str,
+    },
+    /// `name` is not a valid plugin name.
+    #[error("`name`: {0}")]
+    Name(NameError),
+}
+
+/// Why a plugin name is not valid. Each message says what a valid name is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// The name is empty.
+    #[error("it is empty; {RULE}")]
+    Empty,
+    /// The name is longer than [`MAX_NAME_CHARS`].
+    #[error("it has {0} characters; {RULE}")]
+    TooLong(usize),
+    /// The name holds a character a name may not hold.
+    #[error("it contains {0:?}; {RULE}")]
+    BadChar(char),
+    /// The file name is not valid UTF-8.
+    #[error("the file name is not valid UTF-8; rename it")]
+    NotUtf8,
+}
+
+const RULE: &str = "a plugin name is 1 to 64 characters: letters, digits, and - _ . @ / + :";
+
+/// Check that `name` is a valid plugin name (see the module docs).
+pub fn check_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(NameError::TooLong(chars));
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || "-_.@/+:".contains(*c)))
+    {
+        Some(bad) => Err(NameError::BadChar(bad)),
+        None => Ok(()),
+    }
+}
 
 /// What a plugin's failure means for the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -142,51 +238,60 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// Read `path`. A missing file is the default manifest.
+    /// Read `path` (a regular file of at most
+    /// [`MAX_SOURCE_BYTES`](crate::limits::MAX_SOURCE_BYTES)). A missing
+    /// file is the default manifest.
     pub fn read(path: &Path) -> Result<Manifest, LoadError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Manifest::parse(&text).map_err(|message| LoadError::Manifest {
-                path: path.to_path_buf(),
-                message,
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
-            Err(e) => Err(LoadError::Manifest {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            }),
+        let refused = |problem| LoadError::Manifest {
+            path: path.to_path_buf(),
+            problem,
+        };
+        match read_text(path, MAX_SOURCE_BYTES) {
+            Ok(text) => Manifest::parse(&text).map_err(refused),
+            Err(e) if e.is_not_found() => Ok(Manifest::default()),
+            Err(e) => Err(refused(ManifestError::Unreadable(e))),
         }
     }
 
-    /// Parse manifest text, checking hook names in `[timeouts]`.
-    pub fn parse(text: &str) -> Result<Manifest, String> {
-        let manifest: Manifest = toml::from_str(text).map_err(|e| e.to_string())?;
-        if let Some(bad) = manifest
-            .timeouts
-            .keys()
-            .find(|k| Hook::from_name(k).is_none())
-        {
-            let known: Vec<&str> = Hook::ALL.iter().map(|h| h.as_str()).collect();
-            return Err(format!(
-                "[timeouts] names unknown hook `{bad}` (known: {})",
-                known.join(", ")
-            ));
+    /// Parse manifest text, and check what the types alone do not: hook
+    /// names in `[timeouts]`, the ranges of numbers, and the name.
+    pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        if nesting_depth(text) > MAX_NESTING {
+            return Err(ManifestError::TooDeep);
+        }
+        let manifest: Manifest =
+            toml::from_str(text).map_err(|e| ManifestError::Syntax(e.to_string()))?;
+        if let Some(name) = &manifest.name {
+            check_name(name).map_err(ManifestError::Name)?;
+        }
+        for (hook, ms) in &manifest.timeouts {
+            if Hook::from_name(hook).is_none() {
+                return Err(ManifestError::UnknownHook { hook: hook.clone() });
+            }
+            in_range(&format!("timeouts.{hook}"), *ms, TIMEOUT_MS, "milliseconds")?;
+        }
+        if let Some(mib) = manifest.limits.memory_mib {
+            in_range("limits.memory_mib", mib, MEMORY_MIB, "MiB")?;
         }
         Ok(manifest)
     }
 
-    /// The timeout of `hook` for this plugin.
+    /// The timeout of `hook` for this plugin. A value outside
+    /// [`TIMEOUT_MS`] (only a manifest built in code can hold one) is
+    /// clamped into it.
     pub fn timeout(&self, hook: Hook) -> Duration {
         self.timeouts
             .get(hook.as_str())
-            .map(|ms| Duration::from_millis(*ms))
+            .map(|ms| Duration::from_millis((*ms).clamp(*TIMEOUT_MS.start(), *TIMEOUT_MS.end())))
             .unwrap_or_else(|| hook.default_timeout())
     }
 
-    /// The memory limit in bytes.
+    /// The memory limit in bytes. A value outside [`MEMORY_MIB`] (only a
+    /// manifest built in code, not parsed, can hold one) is clamped into it.
     pub fn memory_bytes(&self) -> u64 {
         self.limits
             .memory_mib
-            .map(|mib| mib * 1024 * 1024)
+            .map(|mib| mib.clamp(*MEMORY_MIB.start(), *MEMORY_MIB.end()) * 1024 * 1024)
             .unwrap_or(crate::limits::DEFAULT_MEMORY_BYTES)
     }
 
@@ -194,6 +299,84 @@ impl Manifest {
     pub fn priority(&self) -> i64 {
         self.priority.unwrap_or(DEFAULT_PRIORITY)
     }
+}
+
+fn in_range(
+    field: &str,
+    value: u64,
+    range: std::ops::RangeInclusive<u64>,
+    unit: &'static str,
+) -> Result<(), ManifestError> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    Err(ManifestError::OutOfRange {
+        field: field.into(),
+        value,
+        min: *range.start(),
+        max: *range.end(),
+        unit,
+    })
+}
+
+/// The deepest nesting of `[` and `{` in `text`, counting brackets outside
+/// comments and strings. A table header `[a]` counts one level, as an array
+/// does.
+fn nesting_depth(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut chars = text.chars().peekable();
+    // The quote that closes the string being read, and whether it is a
+    // multi-line string (closed by three quotes).
+    let mut string: Option<(char, bool)> = None;
+    while let Some(c) = chars.next() {
+        match string {
+            Some((quote, multi)) => {
+                if c == '\\' && quote == '"' {
+                    chars.next();
+                } else if c == quote {
+                    if !multi {
+                        string = None;
+                    } else if chars.peek() == Some(&quote) {
+                        chars.next();
+                        if chars.peek() == Some(&quote) {
+                            chars.next();
+                            string = None;
+                        }
+                    }
+                }
+            }
+            None => match c {
+                '#' => {
+                    for c in chars.by_ref() {
+                        if c == '\n' {
+                            break;
+                        }
+                    }
+                }
+                '"' | '\'' => {
+                    let multi = chars.peek() == Some(&c) && {
+                        chars.next();
+                        if chars.peek() == Some(&c) {
+                            chars.next();
+                            true
+                        } else {
+                            // An empty string: already closed.
+                            continue;
+                        }
+                    };
+                    string = Some((c, multi));
+                }
+                '[' | '{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    deepest
 }
 
 #[cfg(test)]
@@ -213,11 +396,114 @@ mod tests {
     #[test]
     fn unknown_fields_and_hooks_are_errors_that_name_them() {
         let err = Manifest::parse("nmae = \"x\"").unwrap_err();
-        assert!(err.contains("nmae"), "{err}");
+        assert!(matches!(err, ManifestError::Syntax(_)), "{err}");
+        assert!(err.to_string().contains("nmae"), "{err}");
         let err = Manifest::parse("[timeouts]\nbefore_everything = 5").unwrap_err();
-        assert!(err.contains("before_everything"), "{err}");
+        assert_eq!(
+            err,
+            ManifestError::UnknownHook {
+                hook: "before_everything".into()
+            }
+        );
         let err = Manifest::parse("mode = \"sometimes\"").unwrap_err();
-        assert!(err.contains("sometimes") || err.contains("mode"), "{err}");
+        assert!(matches!(err, ManifestError::Syntax(_)), "{err}");
+    }
+
+    #[test]
+    fn numbers_outside_their_range_are_refused_with_the_range() {
+        for (text, field) in [
+            ("[limits]\nmemory_mib = 0", "limits.memory_mib"),
+            ("[limits]\nmemory_mib = 17592186044416", "limits.memory_mib"),
+            ("[timeouts]\nbefore_tool = 0", "timeouts.before_tool"),
+            (
+                "[timeouts]\ncall_tool = 9223372036854775807",
+                "timeouts.call_tool",
+            ),
+        ] {
+            match Manifest::parse(text) {
+                Err(ManifestError::OutOfRange { field: f, .. }) => assert_eq!(f, field),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        let m =
+            Manifest::parse("[limits]\nmemory_mib = 65536\n[timeouts]\ntools = 86400000").unwrap();
+        assert_eq!(m.memory_bytes(), 64 << 30);
+        assert_eq!(m.timeout(Hook::Tools), Duration::from_secs(86_400));
+        let negative = Manifest::parse("[limits]\nmemory_mib = -1").unwrap_err();
+        assert!(matches!(negative, ManifestError::Syntax(_)), "{negative}");
+    }
+
+    #[test]
+    fn names_must_be_short_printable_words() {
+        for (name, problem) in [
+            ("", NameError::Empty),
+            ("a\u{0}b", NameError::BadChar('\0')),
+            ("line\nbreak", NameError::BadChar('\n')),
+            ("two words", NameError::BadChar(' ')),
+            ("quote'", NameError::BadChar('\'')),
+            ("rtl\u{202e}", NameError::BadChar('\u{202e}')),
+        ] {
+            assert_eq!(check_name(name), Err(problem), "{name:?}");
+        }
+        assert_eq!(check_name(&"x".repeat(65)), Err(NameError::TooLong(65)));
+        for good in [
+            "guard",
+            "tag-a",
+            "@scope/pi-tool",
+            "v1.2+b:c",
+            "é",
+            &"x".repeat(64),
+        ] {
+            assert_eq!(check_name(good), Ok(()), "{good:?}");
+        }
+        let err = Manifest::parse("name = \"a\\u0000b\"").unwrap_err();
+        assert_eq!(err, ManifestError::Name(NameError::BadChar('\0')));
+        assert!(err.to_string().contains("1 to 64 characters"), "{err}");
+        assert_eq!(
+            Manifest::parse("name = \"\"").unwrap_err(),
+            ManifestError::Name(NameError::Empty)
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        for text in [
+            "x = ".to_string() + &"[".repeat(10_000),
+            "[".repeat(10_000),
+            "x = ".to_string() + &"{a=".repeat(10_000),
+        ] {
+            assert_eq!(Manifest::parse(&text), Err(ManifestError::TooDeep));
+        }
+        // Brackets in strings and comments do not count.
+        let text = format!(
+            "name = \"{}\"  # {}\nentry = '{}'\n[capabilities]\nenv = [\"\"\"{}\"\"\"]",
+            "[".repeat(40),
+            "[".repeat(40),
+            "[".repeat(40),
+            "[".repeat(40)
+        );
+        assert!(matches!(
+            Manifest::parse(&text),
+            Err(ManifestError::Name(NameError::BadChar('[')))
+        ));
+    }
+
+    #[test]
+    fn a_manifest_that_is_not_a_regular_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MANIFEST_FILE);
+        std::fs::create_dir(&path).unwrap();
+        assert!(matches!(
+            Manifest::read(&path),
+            Err(LoadError::Manifest {
+                problem: ManifestError::Unreadable(ReadError::NotRegular(_)),
+                ..
+            })
+        ));
+        assert_eq!(
+            Manifest::read(&dir.path().join("absent.toml")).unwrap(),
+            Manifest::default()
+        );
     }
 
     #[test]

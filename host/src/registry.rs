@@ -2,13 +2,19 @@
 //!
 //! A run takes a [`Snapshot`] when it starts and keeps it to its end. When
 //! the directory changed (the watcher said so, or its top level looks
-//! different), the next snapshot rescans it first. Plugins whose files did
-//! not change are kept as they are, not loaded again.
+//! different), the next snapshot rescans it first. A plugin whose files did
+//! not change is never loaded again: what loading it gave, the plugin or the
+//! refusal, is kept by the fingerprint of its files (loading runs a
+//! plugin's top-level code, which may be slow or have effects). An explicit
+//! reload ([`PluginHost::reload`](crate::PluginHost::reload)) tries refused
+//! plugins again, since what refused them may lie outside their files (a
+//! granted folder, the private folder for library copies).
 
+use crate::adapter::Adapters;
 use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
 use crate::engines;
 use crate::error::{HostError, LoadError};
-use crate::manifest::Ecosystem;
+use crate::manifest::{check_name, Ecosystem};
 use crate::plugin::{EngineKind, LoadedPlugin};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -39,33 +45,40 @@ pub struct Snapshot {
     pub refused: Vec<Refusal>,
 }
 
-/// A loaded plugin and the files it was loaded from.
+/// What loading a candidate gave, and the files it was loaded from.
 struct Kept {
-    plugin: Arc<LoadedPlugin>,
+    loaded: Result<Arc<LoadedPlugin>, LoadError>,
+    /// Its ecosystem as the adapter table classified it.
+    ecosystem: Ecosystem,
     fingerprint: Fingerprint,
 }
 
 pub(crate) struct Registry {
     dir: Option<PathBuf>,
+    adapters: Adapters,
     current: RwLock<Arc<Snapshot>>,
     kept: Mutex<HashMap<PathBuf, Kept>>,
     top_level: Mutex<Fingerprint>,
     dirty: AtomicBool,
+    retry_refused: AtomicBool,
 }
 
 impl Registry {
-    /// A registry over `dir`, loaded now.
-    pub(crate) fn open(dir: &Path) -> Result<Arc<Self>, HostError> {
+    /// A registry over `dir` whose plugins load through `adapters`, loaded
+    /// now.
+    pub(crate) fn open(dir: &Path, adapters: Adapters) -> Result<Arc<Self>, HostError> {
         std::fs::read_dir(dir).map_err(|source| HostError::Directory {
             path: dir.to_path_buf(),
             source,
         })?;
         let registry = Arc::new(Self {
             dir: Some(dir.to_path_buf()),
+            adapters,
             current: RwLock::default(),
             kept: Mutex::default(),
             top_level: Mutex::default(),
             dirty: AtomicBool::new(true),
+            retry_refused: AtomicBool::new(false),
         });
         registry.snapshot();
         Ok(registry)
@@ -77,6 +90,7 @@ impl Registry {
         sort_for_running(&mut plugins);
         Arc::new(Self {
             dir: None,
+            adapters: Adapters::default(),
             current: RwLock::new(Arc::new(Snapshot {
                 plugins,
                 refused: Vec::new(),
@@ -84,6 +98,7 @@ impl Registry {
             kept: Mutex::default(),
             top_level: Mutex::default(),
             dirty: AtomicBool::new(false),
+            retry_refused: AtomicBool::new(false),
         })
     }
 
@@ -95,6 +110,13 @@ impl Registry {
     /// Mark the directory as changed: the next snapshot rescans it.
     pub(crate) fn mark_dirty(&self) {
         self.dirty.store(true, Ordering::SeqCst);
+    }
+
+    /// Rescan at the next snapshot, and load refused plugins again even if
+    /// their files did not change.
+    pub(crate) fn reload(&self) {
+        self.retry_refused.store(true, Ordering::SeqCst);
+        self.mark_dirty();
     }
 
     /// The current plugins, rescanning first if the directory changed.
@@ -126,11 +148,12 @@ impl Registry {
             }
         };
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let retry_refused = self.retry_refused.swap(false, Ordering::SeqCst);
         let mut next_kept = HashMap::new();
         let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
         let mut refused = Vec::new();
         for entry in found {
-            let candidate = match entry {
+            let mut candidate = match entry {
                 Found::Plugin(candidate) => candidate,
                 Found::Refused { name, file, reason } => {
                     refused.push(Refusal {
@@ -143,12 +166,38 @@ impl Registry {
                     continue;
                 }
             };
-            let plugin = match kept.remove(&candidate.root) {
-                Some(old) if old.fingerprint == candidate.fingerprint => Ok(old.plugin),
-                _ => load(&candidate).map(Arc::new),
+            let loaded = match kept.remove(&candidate.root) {
+                Some(old)
+                    if old.fingerprint == candidate.fingerprint
+                        && (old.loaded.is_ok() || !retry_refused) =>
+                {
+                    candidate.ecosystem = old.ecosystem;
+                    old.loaded
+                }
+                _ => {
+                    self.adapters.classify(&mut candidate);
+                    let loaded = load(&self.adapters, &candidate).map(Arc::new);
+                    match &loaded {
+                        Ok(plugin) => {
+                            tracing::debug!(plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded")
+                        }
+                        Err(reason) => {
+                            tracing::warn!(plugin = %candidate.name, "plugin refused: {reason}")
+                        }
+                    }
+                    loaded
+                }
             };
+            next_kept.insert(
+                candidate.root.clone(),
+                Kept {
+                    loaded: loaded.clone(),
+                    ecosystem: candidate.ecosystem,
+                    fingerprint: candidate.fingerprint.clone(),
+                },
+            );
             let plugin =
-                plugin.and_then(
+                loaded.and_then(
                     |plugin| match plugins.iter().find(|p| p.name == plugin.name) {
                         Some(other) => Err(LoadError::DuplicateName {
                             path: candidate.root.clone(),
@@ -159,27 +208,14 @@ impl Registry {
                     },
                 );
             match plugin {
-                Ok(plugin) => {
-                    tracing::debug!(plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded");
-                    next_kept.insert(
-                        candidate.root.clone(),
-                        Kept {
-                            plugin: Arc::clone(&plugin),
-                            fingerprint: candidate.fingerprint.clone(),
-                        },
-                    );
-                    plugins.push(plugin);
-                }
-                Err(reason) => {
-                    tracing::warn!(plugin = %candidate.name, "plugin refused: {reason}");
-                    refused.push(Refusal {
-                        name: candidate.name.clone(),
-                        file: candidate.root.clone(),
-                        engine: Some(candidate.engine),
-                        ecosystem: Some(candidate.ecosystem),
-                        reason,
-                    });
-                }
+                Ok(plugin) => plugins.push(plugin),
+                Err(reason) => refused.push(Refusal {
+                    name: candidate.name.clone(),
+                    file: candidate.root.clone(),
+                    engine: Some(candidate.engine),
+                    ecosystem: Some(candidate.ecosystem),
+                    reason,
+                }),
             }
         }
         *kept = next_kept;
@@ -189,13 +225,28 @@ impl Registry {
     }
 }
 
-/// Load a candidate on its engine and name it.
-fn load(candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
-    let loaded = engines::load(candidate)?;
+/// Load a candidate through its adapter and name it. A name the plugin
+/// gives itself must be a valid name too; a plugin with no hooks loads with
+/// a warning, since the host will never call it.
+fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
+    let loaded = engines::load(adapters, candidate)?;
     let name = match (&candidate.named_by_manifest, loaded.name) {
-        (false, Some(own)) if !own.is_empty() => own,
+        (false, Some(own)) if !own.is_empty() => {
+            check_name(&own).map_err(|problem| LoadError::BadName {
+                path: candidate.root.clone(),
+                name: own.clone(),
+                problem,
+            })?;
+            own
+        }
         _ => candidate.name.clone(),
     };
+    let mut warnings = loaded.warnings;
+    if loaded.hooks.is_empty() {
+        let warning = "it implements no hooks and offers no tools, so the host will never call it";
+        tracing::warn!(plugin = %name, "{warning}");
+        warnings.push(warning.into());
+    }
     Ok(LoadedPlugin {
         name,
         file: candidate.root.clone(),
@@ -203,7 +254,7 @@ fn load(candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
         ecosystem: loaded.ecosystem.unwrap_or(candidate.ecosystem),
         manifest: candidate.manifest.clone(),
         hooks: loaded.hooks,
-        warnings: loaded.warnings,
+        warnings,
         plugin: loaded.plugin,
     })
 }

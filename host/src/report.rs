@@ -4,7 +4,7 @@ use crate::plugin::LoadedPlugin;
 use crate::registry::Snapshot;
 use crate::session::PluginSession;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use yohost_contract::{Hook, RunInfo};
@@ -27,7 +27,8 @@ pub enum Status {
 pub struct PluginReport {
     /// The plugin's name.
     pub name: String,
-    /// Its file or folder.
+    /// Its file or folder (in JSON, bytes that are not UTF-8 are replaced).
+    #[serde(serialize_with = "lossy_path")]
     pub file: PathBuf,
     /// Its engine (`dylib`, `wasm`, `js`, `python`), if known.
     pub engine: Option<String>,
@@ -43,6 +44,12 @@ pub struct PluginReport {
     pub reason: Option<String>,
     /// What a person should know about it.
     pub warnings: Vec<String>,
+}
+
+/// A path as text, with bytes that are not UTF-8 replaced: a file name in
+/// the plugin directory must never make the report fail.
+fn lossy_path<S: serde::Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&path.to_string_lossy())
 }
 
 /// Report every plugin of `snapshot`; tools come from each plugin's `tools`

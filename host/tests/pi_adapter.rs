@@ -162,7 +162,10 @@ fn examples_get_exactly_their_verdict() {
         "model-status",
         json!([]),
         json!([]),
-        json!(["listens for `model_select`, which the host never emits: the handler never runs"]),
+        json!([
+            "listens for `model_select`, which the host never emits: the handler never runs",
+            "it implements no hooks and offers no tools, so the host will never call it"
+        ]),
     );
     loaded(
         "notify",

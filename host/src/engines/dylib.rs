@@ -1,8 +1,9 @@
 //! Rust dylib plugins through the C ABI of [`yohost_contract::abi`].
 //!
-//! The library is copied to a private file named by its content hash before
-//! it is opened, so a changed file at the same path loads as new code
-//! (the dynamic loader caches libraries by path). Calls run on a worker
+//! The library is copied to a private folder only this user can write, under
+//! a name that is the SHA-256 of its bytes, before it is opened: the dynamic
+//! loader caches libraries by path, so a changed file at the same path loads
+//! as new code, and a file planted under that name is never loaded. Calls run on a worker
 //! thread of the plugin's own ([`crate::worker`]); a hook past its deadline
 //! is abandoned and its worker retired (native code cannot be interrupted;
 //! dylib plugins are trusted code, not sandboxed).
@@ -10,14 +11,18 @@
 use crate::codec::{decode_msgpack_reply, encode_msgpack_args};
 use crate::discovery::Candidate;
 use crate::error::{CallError, LoadError};
+use crate::limits::MAX_LIBRARY_BYTES;
 use crate::logging::{plugin_log, LogLevel};
 use crate::plugin::{CallLimits, Loaded, Plugin, PluginRun};
 use crate::worker::WorkerSlot;
+use crate::{private_dir, source};
 use libloading::Library;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::ffi::c_void;
-use std::hash::{Hash, Hasher};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use yohost_contract::abi::{self, Buffer, HostApi, PluginEntry};
 use yohost_contract::{Hook, HookCall, HookReply, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
@@ -29,8 +34,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         path: path.clone(),
         message,
     };
-    let private =
-        private_copy(path).map_err(|e| invalid(format!("cannot read the library: {e}")))?;
+    let private = private_copy(path)?;
     // SAFETY: loading a library runs its initializers; dylib plugins are
     // trusted code by design (see the crate docs).
     let library = unsafe { Library::new(&private) }
@@ -86,25 +90,74 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     })
 }
 
-/// Copy the library to `<tmp>/yohost-dylib/<stem>-<hash>.<ext>`.
-fn private_copy(path: &Path) -> std::io::Result<PathBuf> {
-    let bytes = std::fs::read(path)?;
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut hasher);
-    let dir = std::env::temp_dir().join("yohost-dylib");
-    std::fs::create_dir_all(&dir)?;
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("plugin");
-    let ext = path.extension().and_then(|s| s.to_str()).unwrap_or("so");
-    let private = dir.join(format!("{stem}-{:016x}.{ext}", hasher.finish()));
-    if !private.exists() {
-        let partial = private.with_extension(format!("{}.part", std::process::id()));
-        std::fs::write(&partial, &bytes)?;
-        std::fs::rename(&partial, &private)?;
+/// Copy the library into the private folder `dylib` (see
+/// [`crate::private_dir`]) as `<sha256>.<ext>`, and return the copy's path.
+/// Every native library the host or an adapter opens goes through this copy,
+/// so a changed file at the same path loads as new code.
+///
+/// A copy already there is reused only when its bytes have the same SHA-256;
+/// anything else under that name (a planted or half-written file) is
+/// replaced by a fresh copy, written under a new name (`O_EXCL`) and
+/// renamed into place.
+pub fn private_copy(path: &Path) -> Result<PathBuf, LoadError> {
+    let bytes =
+        source::read_bytes(path, MAX_LIBRARY_BYTES).map_err(|problem| LoadError::Unreadable {
+            path: path.to_path_buf(),
+            problem,
+        })?;
+    let folder =
+        private_dir::cache_folder("dylib").map_err(|problem| LoadError::NoPrivateFolder {
+            path: path.to_path_buf(),
+            problem,
+        })?;
+    let copy_failed = |e: std::io::Error| LoadError::Invalid {
+        path: path.to_path_buf(),
+        message: format!("cannot copy the library into {}: {e}", folder.display()),
+    };
+    let digest = sha256_hex(&bytes);
+    let copy = folder.join(format!("{digest}.{}", std::env::consts::DLL_EXTENSION));
+    if source::read_bytes(&copy, MAX_LIBRARY_BYTES).is_ok_and(|old| sha256_hex(&old) == digest) {
+        return Ok(copy);
     }
-    Ok(private)
+    let partial = write_new(&folder, &digest, &bytes).map_err(copy_failed)?;
+    std::fs::rename(&partial, &copy).map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        copy_failed(e)
+    })?;
+    Ok(copy)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Write `bytes` to a file of `folder` that did not exist before, and
+/// return its path.
+fn write_new(folder: &Path, digest: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let partial = folder.join(format!(
+            "{digest}.{}-{}.part",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+        {
+            Ok(mut file) => {
+                file.write_all(bytes)?;
+                return Ok(partial);
+            }
+            // Left over by an earlier process with the same id: next name.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 struct DylibPlugin {
@@ -173,7 +226,7 @@ fn call_native(
     plugin: &str,
     call: &HookCall,
 ) -> Result<HookReply, CallError> {
-    let input = encode_msgpack_args(call);
+    let input = encode_msgpack_args(call)?;
     let target = LogTarget {
         run_id: &call.run().run_id,
         plugin,
@@ -225,5 +278,31 @@ impl PluginRun for DylibRun {
             })
             .await
             .unwrap_or_else(|e| Err(CallError::Crashed(e.to_string())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_at_once_each_get_the_whole_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        // Unique content, so no earlier copy exists.
+        let mut bytes = format!("{:?}", std::time::SystemTime::now()).into_bytes();
+        bytes.resize(4 << 20, b'x');
+        let lib = dir.path().join("libraced.so");
+        std::fs::write(&lib, &bytes).unwrap();
+        let copies: Vec<PathBuf> = std::thread::scope(|s| {
+            let loads: Vec<_> = (0..8).map(|_| s.spawn(|| private_copy(&lib))).collect();
+            loads
+                .into_iter()
+                .map(|l| l.join().unwrap().unwrap())
+                .collect()
+        });
+        for copy in &copies {
+            assert!(std::fs::read(copy).unwrap() == bytes, "a whole copy");
+        }
+        std::fs::remove_file(&copies[0]).unwrap();
     }
 }

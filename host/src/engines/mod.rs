@@ -1,11 +1,16 @@
-//! The engines, one module each, behind one entry point: [`load`].
+//! The engines, one module each, and the entry point [`load`], which
+//! dispatches through the [`Adapters`] table.
 //!
-//! Each engine turns a [`Candidate`] into a [`Loaded`] plugin or a
-//! [`LoadError`] a person can act on. An engine left out of the build (its
-//! cargo feature off) refuses its plugins with the feature to enable.
+//! Each engine turns a [`Candidate`] of yohost's own API into a [`Loaded`]
+//! plugin or a [`LoadError`] a person can act on; `Own` is the table entry
+//! that serves an engine's (engine, yohost) pair. An engine left out of the
+//! build (its cargo feature off) refuses its plugins with the feature to
+//! enable. No engine knows a foreign ecosystem: those pairs are adapters'.
 
+use crate::adapter::{Adapter, Adapters};
 use crate::discovery::Candidate;
 use crate::error::LoadError;
+use crate::manifest::Ecosystem;
 use crate::plugin::{EngineKind, Loaded};
 
 pub mod dylib;
@@ -16,29 +21,68 @@ pub mod python;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
-/// Load a candidate on its engine.
-pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
-    match candidate.engine {
-        EngineKind::Native => Err(LoadError::UnknownFile(candidate.entry.clone())),
-        EngineKind::Dylib => dylib::load(candidate),
-        EngineKind::Wasm => {
-            #[cfg(feature = "wasm")]
-            return wasm::load(candidate);
-            #[cfg(not(feature = "wasm"))]
-            return Err(missing(candidate, "wasm"));
+/// Load a candidate through the table entry for its (engine, ecosystem)
+/// pair; a pair with no entry is refused.
+pub fn load(adapters: &Adapters, candidate: &Candidate) -> Result<Loaded, LoadError> {
+    adapters.load(candidate)
+}
+
+/// The table entry for yohost's own plugins on one engine.
+pub(crate) struct Own(pub(crate) EngineKind);
+
+impl Adapter for Own {
+    fn engine(&self) -> EngineKind {
+        self.0
+    }
+
+    fn ecosystem(&self) -> Ecosystem {
+        Ecosystem::Yohost
+    }
+
+    fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+        match self.0 {
+            EngineKind::Native => Err(LoadError::UnknownFile(candidate.entry.clone())),
+            EngineKind::Dylib => dylib::load(candidate),
+            EngineKind::Wasm => {
+                #[cfg(feature = "wasm")]
+                return wasm::load(candidate);
+                #[cfg(not(feature = "wasm"))]
+                return Err(missing(candidate, "wasm"));
+            }
+            EngineKind::Js => {
+                #[cfg(feature = "js")]
+                return js::load(candidate);
+                #[cfg(not(feature = "js"))]
+                return Err(missing(candidate, "js"));
+            }
+            EngineKind::Python => {
+                #[cfg(feature = "python")]
+                return python::load(candidate);
+                #[cfg(not(feature = "python"))]
+                return Err(missing(candidate, "python"));
+            }
         }
-        EngineKind::Js => {
-            #[cfg(feature = "js")]
-            return js::load(candidate);
-            #[cfg(not(feature = "js"))]
-            return Err(missing(candidate, "js"));
-        }
-        EngineKind::Python => {
-            #[cfg(feature = "python")]
-            return python::load(candidate);
-            #[cfg(not(feature = "python"))]
-            return Err(missing(candidate, "python"));
-        }
+    }
+}
+
+/// The table entry for pi extensions: a flavor of the JS engine, registered
+/// by the host itself until the pi adapter is a crate of its own.
+pub(crate) struct PiFlavor;
+
+impl Adapter for PiFlavor {
+    fn engine(&self) -> EngineKind {
+        EngineKind::Js
+    }
+
+    fn ecosystem(&self) -> Ecosystem {
+        Ecosystem::Pi
+    }
+
+    fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+        #[cfg(feature = "js")]
+        return js::pi::load(candidate);
+        #[cfg(not(feature = "js"))]
+        return Err(missing(candidate, "js"));
     }
 }
 

@@ -19,7 +19,7 @@
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
 //! default export becomes hooks. yohost's own is [`YOHOST`]; pi extensions
-//! (the candidate's ecosystem is [`Ecosystem::Pi`]) load with [`pi::PI`].
+//! load with [`pi::PI`] (the adapter table sends them to [`pi::load`]).
 
 pub mod commonjs;
 pub mod modules;
@@ -32,7 +32,6 @@ pub mod transpile;
 
 use crate::discovery::Candidate;
 use crate::error::LoadError;
-use crate::manifest::Ecosystem;
 use crate::plugin::Loaded;
 use modules::{add_flavor, gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
@@ -95,10 +94,7 @@ pub const YOHOST: Flavor = Flavor {
 
 /// Load a yohost TypeScript or JavaScript plugin.
 pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
-    match candidate.ecosystem {
-        Ecosystem::Pi => pi::load(candidate),
-        _ => load_with(candidate, &YOHOST, &serde_json::Value::Null),
-    }
+    load_with(candidate, &YOHOST, &serde_json::Value::Null)
 }
 
 /// Load a plugin of `flavor`: gather and transpile its modules (and the

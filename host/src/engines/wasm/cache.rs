@@ -4,11 +4,10 @@
 //! An artifact is named by the SHA-256 of the component's bytes and
 //! wasmtime's [`precompile_compatibility_hash`](Engine::precompile_compatibility_hash),
 //! so a changed component or another wasmtime build never reads a stale one.
-//! Artifacts are only read from a directory this user owns and nobody else
-//! can write (wasmtime must only deserialize bytes it produced itself): the
-//! first of `$YOHOST_CACHE_DIR`, `$XDG_CACHE_HOME/yohost/wasm`,
-//! `$HOME/.cache/yohost/wasm`, `$TMPDIR/yohost-cache-<uid>/wasm`. Anywhere
-//! else, components are compiled in memory each time.
+//! Artifacts are only read from the private folder `wasm` of
+//! [`crate::private_dir`] (wasmtime must only deserialize bytes it produced
+//! itself). When that folder cannot be used, components are compiled in
+//! memory each time, with a warning.
 
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
@@ -23,8 +22,8 @@ pub(super) fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component, String>
         return Component::new(engine, wasm).map_err(|e| format!("not a valid component: {e:?}"));
     };
     if artifact.is_file() {
-        // SAFETY: the artifact lies in a private directory (see
-        // `private_dir`) and was written by `precompile_component` below;
+        // SAFETY: the artifact lies in a private folder (see
+        // `crate::private_dir`) and was written by `precompile_component` below;
         // wasmtime checks its version and configuration before using it.
         match unsafe { Component::deserialize_file(engine, &artifact) } {
             Ok(component) => return Ok(component),
@@ -54,54 +53,11 @@ pub(super) fn artifact_path(engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
     Some(cache_dir()?.join(format!("{hex}-{:016x}.cwasm", compat.finish())))
 }
 
-/// The private cache directory, created if needed.
+/// The private cache folder, if it can be used (see [`crate::private_dir`]).
 fn cache_dir() -> Option<PathBuf> {
-    let env = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir = env("YOHOST_CACHE_DIR")
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("yohost/wasm")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache/yohost/wasm")))
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("yohost-cache-{}/wasm", uid())));
-    create_private(&dir).ok()?;
-    private_dir(&dir).then_some(dir)
-}
-
-#[cfg(unix)]
-fn uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-#[cfg(not(unix))]
-fn uid() -> u32 {
-    0
-}
-
-fn create_private(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// A real directory (not a link), owned by this user, that no one else can
-/// write.
-#[cfg(unix)]
-fn private_dir(dir: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match std::fs::symlink_metadata(dir) {
-        Ok(meta) => meta.is_dir() && meta.uid() == uid() && meta.mode() & 0o022 == 0,
-        Err(_) => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn private_dir(dir: &Path) -> bool {
-    dir.is_dir()
+    crate::private_dir::cache_folder("wasm")
+        .map_err(|e| tracing::warn!("compiled components are not cached: {e}"))
+        .ok()
 }
 
 /// Write to a private temporary name, then rename into place.

@@ -1,0 +1,60 @@
+//! `yohost check --json` on a hostile plugin directory finishes and prints
+//! JSON: a FIFO named like a plugin does not hang it, and a file name that
+//! is not UTF-8 does not crash it (both are listed as refused).
+
+#[path = "../../host/tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+use support::*;
+
+/// `yohost check --json DIR`, failing (instead of hanging) after 60 s: its
+/// parsed output.
+fn check_json(dir: &Path) -> serde_json::Value {
+    let (tx, rx) = mpsc::channel();
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(
+            std::process::Command::new(env!("CARGO_BIN_EXE_yohost"))
+                .args(["check", "--json"])
+                .arg(&dir)
+                .output(),
+        );
+    });
+    let out = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("yohost check must not hang")
+        .expect("yohost runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"))
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_and_a_name_that_is_not_utf8_are_listed_as_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "good.py",
+        "from yohost import Plugin\nplugin = Plugin()\n\n@plugin.on_input\ndef look(args):\n    return None\n",
+    );
+    let fifo = dir.path().join("x.ts");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let bad = dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xff.ts"));
+    std::fs::write(&bad, "export default {};\n").unwrap();
+
+    let doc = check_json(dir.path());
+    assert_eq!(checked(&doc, "good")["status"], "loaded", "{doc}");
+    assert_eq!(checked(&doc, "x")["status"], "refused", "{doc}");
+    let bad = checked(&doc, "bad\u{fffd}");
+    assert_eq!(bad["status"], "refused", "{doc}");
+    assert!(bad["file"].as_str().unwrap().ends_with("bad\u{fffd}.ts"));
+}

@@ -1,0 +1,248 @@
+//! Adapters: which code loads a plugin, by its engine and its ecosystem.
+//!
+//! Every plugin the host finds has an engine (the kind of file: dylib, Wasm,
+//! JS, Python) and an ecosystem (the API it is written against: yohost's own,
+//! pi, DSH, rutis-agent). [`Adapters`] is the one table, keyed by that pair,
+//! that [`engines::load`](crate::engines::load) dispatches through. yohost's
+//! own pairs are served by the engines; foreign ecosystems are served by
+//! adapter crates (`adapters/<ecosystem>/`), registered with
+//! [`PluginHostBuilder::adapter`](crate::host::PluginHostBuilder::adapter).
+//! A pair with no entry is refused, naming the ecosystem, the engine and the
+//! crate that serves it.
+//!
+//! An adapter may also *recognise* files of its engine whose manifest names
+//! no ecosystem ([`Adapter::recognises`]); that is how a rutis-agent shared
+//! library, which has no yohost entry point, reaches its adapter. The engines
+//! themselves know nothing of any foreign ecosystem.
+
+use crate::discovery::Candidate;
+use crate::error::LoadError;
+use crate::manifest::Ecosystem;
+use crate::plugin::{EngineKind, Loaded};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Loads the plugins of one ecosystem on one engine.
+pub trait Adapter: Send + Sync {
+    /// The engine whose files this adapter loads.
+    fn engine(&self) -> EngineKind;
+
+    /// The ecosystem whose plugins this adapter loads.
+    fn ecosystem(&self) -> Ecosystem;
+
+    /// Turn a candidate of this (engine, ecosystem) pair into a plugin, or
+    /// say why it is refused, in words a person can act on.
+    fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError>;
+
+    /// Whether a file of this adapter's engine, whose manifest names no
+    /// ecosystem, is written for this adapter's ecosystem. It must not run
+    /// the file's code (read its bytes, bounded). Default: never.
+    fn recognises(&self, _candidate: &Candidate) -> bool {
+        false
+    }
+}
+
+/// The crate that serves an ecosystem's plugins, for refusals.
+pub fn serving_crate(ecosystem: Ecosystem) -> &'static str {
+    match ecosystem {
+        Ecosystem::Yohost => "yohost",
+        Ecosystem::Pi => "yohost",
+        Ecosystem::Dsh => "yohost-adapter-dsh",
+        Ecosystem::RutisAgent => "yohost-adapter-rutis-agent",
+    }
+}
+
+/// The table of adapters, one per (engine, ecosystem) pair.
+#[derive(Clone)]
+pub struct Adapters {
+    entries: BTreeMap<(&'static str, &'static str), Entry>,
+}
+
+#[derive(Clone)]
+struct Entry {
+    engine: EngineKind,
+    ecosystem: Ecosystem,
+    adapter: Arc<dyn Adapter>,
+}
+
+impl Default for Adapters {
+    /// The built-in set: yohost's own plugins on every engine, and pi
+    /// extensions on the JS engine.
+    fn default() -> Self {
+        let mut adapters = Adapters {
+            entries: BTreeMap::new(),
+        };
+        for engine in [
+            EngineKind::Dylib,
+            EngineKind::Wasm,
+            EngineKind::Js,
+            EngineKind::Python,
+        ] {
+            adapters.register(Arc::new(crate::engines::Own(engine)));
+        }
+        adapters.register(Arc::new(crate::engines::PiFlavor));
+        adapters
+    }
+}
+
+impl Adapters {
+    /// Add `adapter`, replacing any entry for its (engine, ecosystem) pair.
+    pub fn register(&mut self, adapter: Arc<dyn Adapter>) {
+        let (engine, ecosystem) = (adapter.engine(), adapter.ecosystem());
+        self.entries.insert(
+            (engine.as_str(), ecosystem.as_str()),
+            Entry {
+                engine,
+                ecosystem,
+                adapter,
+            },
+        );
+    }
+
+    /// The adapter for a pair, if one is registered.
+    pub fn get(&self, engine: EngineKind, ecosystem: Ecosystem) -> Option<&Arc<dyn Adapter>> {
+        self.entries
+            .get(&(engine.as_str(), ecosystem.as_str()))
+            .map(|e| &e.adapter)
+    }
+
+    /// Give a candidate whose manifest names no ecosystem to the first
+    /// foreign adapter of its engine that recognises it (in the order of
+    /// ecosystem names). A manifest's `ecosystem` always wins.
+    pub fn classify(&self, candidate: &mut Candidate) {
+        if candidate.manifest.ecosystem.is_some() || candidate.ecosystem != Ecosystem::Yohost {
+            return;
+        }
+        if let Some(entry) = self.entries.values().find(|e| {
+            e.engine == candidate.engine
+                && e.ecosystem != Ecosystem::Yohost
+                && e.adapter.recognises(candidate)
+        }) {
+            candidate.ecosystem = entry.ecosystem;
+        }
+    }
+
+    /// Load a candidate through the entry for its (engine, ecosystem) pair.
+    /// A pair with no entry is refused with [`LoadError::NoAdapter`].
+    pub fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+        match self.get(candidate.engine, candidate.ecosystem) {
+            Some(adapter) => adapter.load(candidate),
+            None => Err(LoadError::NoAdapter {
+                path: candidate.entry.clone(),
+                engine: candidate.engine,
+                ecosystem: candidate.ecosystem,
+                serving: self.serving(candidate.ecosystem),
+            }),
+        }
+    }
+
+    /// Who serves `ecosystem`: the engines it is registered for here, else
+    /// the crate to register.
+    fn serving(&self, ecosystem: Ecosystem) -> String {
+        let engines: Vec<&str> = self
+            .entries
+            .values()
+            .filter(|e| e.ecosystem == ecosystem)
+            .map(|e| e.engine.as_str())
+            .collect();
+        if engines.is_empty() {
+            format!(
+                "register the adapter crate `{}` with PluginHost::builder(dir).adapter(..)",
+                serving_crate(ecosystem)
+            )
+        } else {
+            format!(
+                "this host loads {} plugins only on the {} engine",
+                ecosystem.as_str(),
+                engines.join(", ")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Manifest;
+    use std::path::PathBuf;
+
+    fn candidate(engine: EngineKind, ecosystem: Option<Ecosystem>) -> Candidate {
+        let manifest = Manifest {
+            ecosystem,
+            ..Manifest::default()
+        };
+        Candidate {
+            name: "c".into(),
+            root: PathBuf::from("/nowhere/c"),
+            entry: PathBuf::from("/nowhere/c/entry"),
+            engine,
+            named_by_manifest: false,
+            ecosystem: ecosystem.unwrap_or_default(),
+            manifest,
+            fingerprint: Vec::new(),
+        }
+    }
+
+    /// Claims every dylib and loads nothing.
+    struct Claims;
+
+    impl Adapter for Claims {
+        fn engine(&self) -> EngineKind {
+            EngineKind::Dylib
+        }
+        fn ecosystem(&self) -> Ecosystem {
+            Ecosystem::RutisAgent
+        }
+        fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
+            Err(LoadError::Refused {
+                path: candidate.entry.clone(),
+                message: "reached the claiming adapter".into(),
+            })
+        }
+        fn recognises(&self, _candidate: &Candidate) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_pair_with_no_entry_is_refused_naming_ecosystem_engine_and_crate() {
+        let table = Adapters::default();
+        let err = table
+            .load(&candidate(EngineKind::Dylib, Some(Ecosystem::RutisAgent)))
+            .err()
+            .expect("refused");
+        assert!(matches!(
+            err,
+            LoadError::NoAdapter {
+                ecosystem: Ecosystem::RutisAgent,
+                engine: EngineKind::Dylib,
+                ..
+            }
+        ));
+        let text = err.to_string();
+        assert!(text.contains("yohost-adapter-rutis-agent"), "{text}");
+        let err = table
+            .load(&candidate(EngineKind::Python, Some(Ecosystem::Pi)))
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("only on the js engine"), "{err}");
+    }
+
+    #[test]
+    fn a_registered_adapter_serves_its_pair_and_recognises_unnamed_files_only() {
+        let mut table = Adapters::default();
+        table.register(Arc::new(Claims));
+        let mut plain = candidate(EngineKind::Dylib, None);
+        table.classify(&mut plain);
+        assert_eq!(plain.ecosystem, Ecosystem::RutisAgent);
+        let err = table.load(&plain).err().expect("refused by the adapter");
+        assert!(err.to_string().contains("reached the claiming adapter"));
+
+        let mut named = candidate(EngineKind::Dylib, Some(Ecosystem::Yohost));
+        table.classify(&mut named);
+        assert_eq!(named.ecosystem, Ecosystem::Yohost, "the manifest wins");
+        let mut wasm = candidate(EngineKind::Wasm, None);
+        table.classify(&mut wasm);
+        assert_eq!(wasm.ecosystem, Ecosystem::Yohost, "another engine's file");
+    }
+}
