@@ -14,17 +14,16 @@
 //!   interrupts, granted environment) and the thread that owns it;
 //! - [`services`]: files within the manifest's grants, and processes when
 //!   granted, for flavors that offer them;
-//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance;
-//! - [`pi`]: the pi adapter's flavor (its JavaScript is in `adapters/pi/`).
+//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance.
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
-//! default export becomes hooks. yohost's own is [`YOHOST`]; pi extensions
-//! load with [`pi::PI`] (the adapter table sends them to [`pi::load`]).
+//! module becomes hooks. yohost's own is [`YOHOST`]; adapter crates bring
+//! theirs (`yohost-adapter-pi`, `yohost-adapter-dsh`) and load with
+//! [`load_with`]. The engine knows none of them.
 
 pub mod commonjs;
 pub mod modules;
 pub mod packages;
-pub mod pi;
 pub mod plugin;
 pub mod runtime;
 pub mod services;

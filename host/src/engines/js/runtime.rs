@@ -159,14 +159,18 @@ impl Instance {
 }
 
 /// Start `program` on its own thread and load it. The thread ends when the
-/// last [`Instance`] is dropped.
+/// last [`Instance`] is dropped. Log lines that belong to no call (while it
+/// loads and unloads) go to the caller's tracing subscriber.
 pub fn start(program: Program) -> Result<(Instance, Started), String> {
     let (requests, inbox) = mpsc::channel();
     let (ready, loaded) = mpsc::sync_channel(1);
+    let dispatch = tracing::dispatcher::get_default(|d| d.clone());
     std::thread::Builder::new()
         .name(format!("yohost-js:{}", program.default_name))
         .stack_size(THREAD_STACK_BYTES)
-        .spawn(move || serve(program, inbox, ready))
+        .spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || serve(program, inbox, ready))
+        })
         .map_err(|e| format!("cannot start the engine thread: {e}"))?;
     let started = loaded
         .recv()
