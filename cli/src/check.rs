@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use yohost::{PluginReport, Status};
 
 /// Print every plugin of `dir` as a table, or as JSON
-/// (`{"plugins": [...]}`). Exits 0 even when some plugins are refused: the
-/// report is the output.
+/// (`{"plugins": [...]}`). Exits 1 when any plugin is refused (a required
+/// one fails every run until it is fixed), 0 otherwise.
 pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
     let host = crate::open_host(dir)?;
@@ -20,7 +20,11 @@ pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
     } else {
         print_table(&report);
     }
-    Ok(ExitCode::SUCCESS)
+    if report.iter().any(|p| p.status == Status::Refused) {
+        Ok(ExitCode::FAILURE)
+    } else {
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
 fn print_table(report: &[PluginReport]) {

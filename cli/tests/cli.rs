@@ -1,7 +1,7 @@
 //! The `yohost` command:
-//! - `check --json` lists the example dylib plugins as loaded;
+//! - `check --json` lists the example dylib plugins as loaded, and exits 0;
 //! - a broken file in a directory is listed as refused with its reason,
-//!   and the rest load;
+//!   the rest load, and `check` exits 1;
 //! - `run` on the bundled script prints the run with plugin log lines that
 //!   carry the run id, and `--json` prints one JSON object per line;
 //! - `check` lists a rutis-agent tool library with its tools, and a
@@ -58,7 +58,7 @@ fn check_json_lists_loaded_and_refused_plugins_with_reasons() {
         &["check", "--json", dir.path().to_str().unwrap()],
         dir.path(),
     );
-    assert!(ok);
+    assert!(!ok, "a refused plugin makes `check` fail");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let plugins = doc["plugins"].as_array().unwrap();
     let find = |name: &str| checked(&doc, name);
@@ -97,6 +97,22 @@ fn check_json_lists_loaded_and_refused_plugins_with_reasons() {
             assert!(p.get(key).is_some(), "{key} in {p}");
         }
     }
+}
+
+#[test]
+fn check_exits_0_when_every_plugin_loads_and_1_when_any_is_refused() {
+    let dir = dylib_dir();
+    let check = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_yohost"))
+            .args(["check", dir.to_str().unwrap()])
+            .output()
+            .expect("yohost runs")
+            .status
+            .code()
+    };
+    assert_eq!(check(dir.path()), Some(0));
+    write(dir.path(), "mystery.xyz", "?");
+    assert_eq!(check(dir.path()), Some(1));
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //!
 //! Arguments serialize to objects with `snake_case` fields. Replies are read
 //! with [`HookCall::parse_reply`] (or each reply's `from_json`), which accepts
-//! exactly the shapes of the contract and nothing else.
+//! exactly the shapes of the contract and nothing else. Typed calls go
+//! through [`HookKind`](crate::HookKind).
 
 use crate::content::{ContentBlock, ToolOutputData};
 use serde::{Deserialize, Serialize};
@@ -316,28 +317,22 @@ impl HookCall {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// Read a plugin's reply to this call, strictly.
+    /// Read a plugin's JSON reply to this call, strictly, with the parser of
+    /// the call's own hook ([`HookKind::parse`](crate::HookKind::parse)), so
+    /// the reply is always this hook's kind.
     pub fn parse_reply(&self, reply: Value) -> Result<HookReply, ReplyError> {
-        let hook = self.hook();
-        let bad = |problem: String| ReplyError { hook, problem };
-        Ok(match hook {
-            Hook::Tools => HookReply::Tools(match reply {
-                Value::Null => Vec::new(),
-                other => serde_json::from_value(other)
-                    .map_err(|e| bad(format!("expected a list of tools: {e}")))?,
-            }),
-            Hook::CallTool => HookReply::CallTool(ToolReply::from_json(reply).map_err(bad)?),
-            Hook::BeforeTool => {
-                HookReply::BeforeTool(BeforeToolReply::from_json(reply).map_err(bad)?)
-            }
-            Hook::AfterTool => HookReply::AfterTool(AfterToolReply::from_json(reply).map_err(bad)?),
-            Hook::BeforeModel => {
-                HookReply::BeforeModel(BeforeModelReply::from_json(reply).map_err(bad)?)
-            }
-            Hook::OnInput => HookReply::OnInput(OnInputReply::from_json(reply).map_err(bad)?),
-            Hook::OnStop => HookReply::OnStop(OnStopReply::from_json(reply).map_err(bad)?),
-            Hook::OnEvent | Hook::Finish => HookReply::Ignored,
-        })
+        use crate::kind::{self, parse_as};
+        match self.hook() {
+            Hook::Tools => parse_as::<kind::Tools>(reply),
+            Hook::CallTool => parse_as::<kind::CallTool>(reply),
+            Hook::BeforeTool => parse_as::<kind::BeforeTool>(reply),
+            Hook::AfterTool => parse_as::<kind::AfterTool>(reply),
+            Hook::BeforeModel => parse_as::<kind::BeforeModel>(reply),
+            Hook::OnInput => parse_as::<kind::OnInput>(reply),
+            Hook::OnStop => parse_as::<kind::OnStop>(reply),
+            Hook::OnEvent => parse_as::<kind::OnEvent>(reply),
+            Hook::Finish => parse_as::<kind::Finish>(reply),
+        }
     }
 }
 

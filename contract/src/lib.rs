@@ -19,11 +19,14 @@
 //!
 //! Parsing is strict: a reply with an unknown shape or an unknown field is an
 //! error, never a silent allow. [`HookCall::parse_reply`] is the one place
-//! that turns a plugin's JSON reply into a typed [`HookReply`].
+//! that turns a plugin's JSON reply into a [`HookReply`], and
+//! [`HookKind::from_reply`] the one place that checks a reply is its hook's
+//! kind (see [`kind`] for typed calls).
 
 pub mod abi;
 mod content;
 mod hooks;
+pub mod kind;
 mod version;
 
 pub use content::{ContentBlock, ToolOutputData};
@@ -32,4 +35,5 @@ pub use hooks::{
     BeforeToolReply, CallToolArgs, FinishArgs, Hook, HookCall, HookReply, OnEventArgs, OnInputArgs,
     OnInputReply, OnStopArgs, OnStopReply, ReplyError, RunInfo, ToolReply, ToolSpec,
 };
+pub use kind::HookKind;
 pub use version::{ABI_VERSION, ENTRY_SYMBOL, WIT_PACKAGE};

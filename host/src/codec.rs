@@ -5,6 +5,7 @@
 
 use crate::error::CallError;
 use crate::limits::MAX_REPLY_BYTES;
+use serde::Deserialize;
 use yohost_contract::{HookCall, HookReply};
 
 /// Read a JSON reply (JS and Python engines cross as JSON text).
@@ -19,15 +20,33 @@ pub fn decode_json_reply(call: &HookCall, text: &str) -> Result<HookReply, CallE
     Ok(call.parse_reply(value)?)
 }
 
-/// Read a MessagePack reply (the dylib ABI).
+/// How deeply a MessagePack reply may nest: as deeply as `serde_json` lets
+/// a JSON reply nest, so both forms of a reply are held to one rule (and
+/// decoding never recurses deeper than that).
+pub const MAX_MSGPACK_DEPTH: usize = 128;
+
+/// Read a MessagePack reply (the dylib ABI): exactly one value, nested at
+/// most [`MAX_MSGPACK_DEPTH`] deep. Length prefixes are never trusted: a
+/// string, list or map can claim no more than the bytes that follow.
 pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<HookReply, CallError> {
     check_size(bytes.len())?;
-    let value: serde_json::Value = rmp_serde::from_slice(bytes).map_err(|e| {
+    let bad = |problem: String| {
         CallError::BadReply(yohost_contract::ReplyError {
             hook: call.hook(),
-            problem: format!("not MessagePack: {e}"),
+            problem,
         })
-    })?;
+    };
+    let mut rest = bytes;
+    let mut decoder = rmp_serde::Deserializer::new(&mut rest);
+    decoder.set_max_depth(MAX_MSGPACK_DEPTH);
+    let value = serde_json::Value::deserialize(&mut decoder)
+        .map_err(|e| bad(format!("not MessagePack: {e}")))?;
+    if !rest.is_empty() {
+        return Err(bad(format!(
+            "not MessagePack: {} bytes after the reply",
+            rest.len()
+        )));
+    }
     Ok(call.parse_reply(value)?)
 }
 
@@ -75,6 +94,11 @@ mod tests {
         ));
         assert!(matches!(
             decode_msgpack_reply(&on_input(), &[0xc1]),
+            Err(CallError::BadReply(_))
+        ));
+        // `null` then a stray byte: one value and nothing after it.
+        assert!(matches!(
+            decode_msgpack_reply(&on_input(), &[0xc0, 0xc0]),
             Err(CallError::BadReply(_))
         ));
     }

@@ -1,17 +1,20 @@
 //! The host's plugins as yoagent `Extension`s.
 //!
 //! - [`HostExtension`] is one live extension over the whole directory: each
-//!   run takes a snapshot of the loaded plugins when it starts and keeps it
-//!   to the end. It is `Required`, so a required plugin's failure fails the
-//!   run (the message names the plugin); an advisory plugin's failure is
-//!   handled inside it (skipped and logged, or failed closed).
+//!   run takes a snapshot of the plugins when it starts and keeps it to the
+//!   end. It is `Required`, so a required plugin's failure fails the run
+//!   (the message names the plugin); an advisory plugin's failure is
+//!   handled inside it (skipped and logged, or failed closed). A refused
+//!   plugin that is required fails every run, naming it and the reason; an
+//!   advisory one is logged at the start of every run.
 //! - [`PluginExtension`] is one plugin, named after it and in its manifest's
-//!   mode, for hosts that want yoagent's own per-extension handling.
+//!   mode, for hosts that want yoagent's own per-extension handling. A
+//!   refused plugin gets one too, with the same rule.
 
 use crate::convert::run_info;
 use crate::manifest::Mode;
 use crate::plugin::LoadedPlugin;
-use crate::registry::Registry;
+use crate::registry::{Refusal, Registry};
 use crate::runset::RunSet;
 use crate::session::PluginSession;
 use std::sync::Arc;
@@ -32,6 +35,31 @@ async fn open_all(plugins: &[Arc<LoadedPlugin>], run: &RunContext<'_>) -> RunSet
     RunSet::new(sessions, info)
 }
 
+/// The refused plugins at the start of run `run_id`: each is logged (an
+/// advisory one as a warning, the run goes on without it), and the run
+/// cannot start if any of them is required; the error names every required
+/// one and why it was refused.
+fn refusals_at_start(refused: &[Refusal], run_id: &str) -> Result<(), ExtensionError> {
+    let mut required = Vec::new();
+    for refusal in refused {
+        let (plugin, reason) = (refusal.name.as_str(), &refusal.reason);
+        match refusal.mode {
+            Mode::Advisory => {
+                tracing::warn!(run_id, plugin, %reason, "advisory plugin refused; the run goes on without it")
+            }
+            Mode::Required => {
+                tracing::error!(run_id, plugin, %reason, "required plugin refused; the run fails");
+                required.push(format!("required plugin '{plugin}' was refused: {reason}"));
+            }
+        }
+    }
+    if required.is_empty() {
+        Ok(())
+    } else {
+        Err(ExtensionError::new(required.join("; ")))
+    }
+}
+
 /// Every plugin of a [`PluginHost`](crate::PluginHost), as one live extension.
 #[derive(Clone)]
 pub struct HostExtension {
@@ -41,6 +69,10 @@ pub struct HostExtension {
 impl HostExtension {
     pub(crate) fn new(registry: Arc<Registry>) -> Self {
         Self { registry }
+    }
+
+    fn any_plugin_has(&self, hook: Hook) -> bool {
+        self.registry.snapshot().plugins.iter().any(|p| p.has(hook))
     }
 }
 
@@ -55,56 +87,98 @@ impl Extension for HostExtension {
     }
 
     fn filters_tool_output(&self) -> bool {
-        self.registry
-            .snapshot()
-            .plugins
-            .iter()
-            .any(|p| p.has(Hook::AfterTool))
+        self.any_plugin_has(Hook::AfterTool)
+    }
+
+    /// True when any plugin has `before_tool`: a call an extension outside
+    /// yohost rewrote is judged again by yohost's policies.
+    fn rechecks_modified_calls(&self) -> bool {
+        self.any_plugin_has(Hook::BeforeTool)
     }
 
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
         let snapshot = self.registry.snapshot();
+        refusals_at_start(&snapshot.refused, run.run_id)?;
         Ok(Box::new(open_all(&snapshot.plugins, run).await))
     }
 }
 
-/// One plugin as its own extension.
+/// What a [`PluginExtension`] stands for.
+#[derive(Clone)]
+enum Source {
+    Loaded(Arc<LoadedPlugin>),
+    Refused(Arc<Refusal>),
+}
+
+/// One plugin as its own extension: a loaded plugin's hooks, or a refused
+/// plugin's refusal (a required one fails every run, naming the plugin and
+/// the reason; an advisory one is logged at the start of every run and adds
+/// nothing).
 #[derive(Clone)]
 pub struct PluginExtension {
-    plugin: Arc<LoadedPlugin>,
+    source: Source,
 }
 
 impl PluginExtension {
     /// The extension for `plugin`.
     pub fn new(plugin: Arc<LoadedPlugin>) -> Self {
-        Self { plugin }
+        Self {
+            source: Source::Loaded(plugin),
+        }
+    }
+
+    /// The extension for a plugin that was refused at load.
+    pub fn refused(refusal: Refusal) -> Self {
+        Self {
+            source: Source::Refused(Arc::new(refusal)),
+        }
+    }
+
+    fn has(&self, hook: Hook) -> bool {
+        match &self.source {
+            Source::Loaded(plugin) => plugin.has(hook),
+            Source::Refused(_) => false,
+        }
     }
 }
 
 #[async_trait::async_trait]
 impl Extension for PluginExtension {
     fn name(&self) -> &str {
-        &self.plugin.name
+        match &self.source {
+            Source::Loaded(plugin) => &plugin.name,
+            Source::Refused(refusal) => &refusal.name,
+        }
     }
 
     fn mode(&self) -> ExtensionMode {
-        match self.plugin.mode() {
+        let mode = match &self.source {
+            Source::Loaded(plugin) => plugin.mode(),
+            Source::Refused(refusal) => refusal.mode,
+        };
+        match mode {
             Mode::Advisory => ExtensionMode::Advisory,
             Mode::Required => ExtensionMode::Required,
         }
     }
 
     fn filters_tool_output(&self) -> bool {
-        self.plugin.has(Hook::AfterTool)
+        self.has(Hook::AfterTool)
     }
 
     fn rechecks_modified_calls(&self) -> bool {
-        self.plugin.has(Hook::BeforeTool)
+        self.has(Hook::BeforeTool)
     }
 
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
-        Ok(Box::new(
-            open_all(std::slice::from_ref(&self.plugin), run).await,
-        ))
+        match &self.source {
+            Source::Loaded(plugin) => {
+                Ok(Box::new(open_all(std::slice::from_ref(plugin), run).await))
+            }
+            Source::Refused(refusal) => {
+                refusals_at_start(std::slice::from_ref(refusal.as_ref()), run.run_id)?;
+                Ok(Box::new(open_all(&[], run).await))
+            }
+        }
     }
 }

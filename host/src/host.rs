@@ -106,14 +106,22 @@ impl PluginHost {
     }
 
     /// One extension per loaded plugin, in running order, each named after
-    /// its plugin and in its manifest's mode. These are fixed: they do not
-    /// follow later changes to the directory.
+    /// its plugin and in its manifest's mode, then one per refused plugin:
+    /// a required one fails every run, naming the plugin and the reason; an
+    /// advisory one logs its refusal at the start of every run. These are
+    /// fixed: they do not follow later changes to the directory.
     pub fn extensions(&self) -> Vec<PluginExtension> {
-        self.snapshot()
+        let snapshot = self.snapshot();
+        let loaded = snapshot
             .plugins
             .iter()
-            .map(|p| PluginExtension::new(Arc::clone(p)))
-            .collect()
+            .map(|p| PluginExtension::new(Arc::clone(p)));
+        let refused = snapshot
+            .refused
+            .iter()
+            .cloned()
+            .map(PluginExtension::refused);
+        loaded.chain(refused).collect()
     }
 
     /// The plugins as they are now (rescanning if the directory changed).

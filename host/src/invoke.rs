@@ -1,5 +1,14 @@
-//! One hook call, bounded: the deadline, the run's cancel, the span, and the
-//! checks on what comes back. Every engine's calls pass through here.
+//! One typed hook call, bounded: the deadline, the run's cancel, the span,
+//! and the checks on what comes back. Every engine's calls pass through
+//! here, and only here:
+//!
+//! - the deadline is enforced once, here. Engines get it in
+//!   [`CallLimits`] to interrupt running code (epochs, interrupt handlers,
+//!   async exceptions), never to time the call themselves; a call still
+//!   unanswered at its deadline is [`CallError::Timeout`] with the plugin's
+//!   timeout for the hook, whichever side noticed first;
+//! - the reply's kind is checked once, by [`HookKind::from_reply`];
+//! - images in a reply are checked against the limits.
 
 use crate::error::{CallError, HookError};
 use crate::limits::check_content;
@@ -8,71 +17,59 @@ use crate::plugin::{CallLimits, LoadedPlugin, PluginRun};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use yohost_contract::{HookCall, HookReply, ReplyError};
+use yohost_contract::{HookKind, HookReply, ReplyError};
 
-/// Call `call` on `session` of `plugin` within the plugin's timeout for that
-/// hook and the run's `cancel`. The reply must be the hook's own kind, and
-/// images in it must be within the limits.
-pub async fn call_hook(
+/// Call hook `K` with `args` on `run` of `plugin`, within the plugin's
+/// timeout for `K` and the run's `cancel`. The reply is `K`'s own, and its
+/// images are within the limits.
+pub async fn call_hook<K: HookKind>(
     plugin: &LoadedPlugin,
-    session: &dyn PluginRun,
-    call: HookCall,
+    run: &dyn PluginRun,
+    args: K::Args,
     cancel: &CancellationToken,
-) -> Result<HookReply, HookError> {
-    let hook = call.hook();
-    let timeout = plugin.manifest.timeout(hook);
-    let span = hook_span(&call.run().run_id, &plugin.name, hook);
+) -> Result<K::Reply, HookError> {
+    let call = K::call(args);
+    let timeout = plugin.manifest.timeout(K::HOOK);
+    let span = hook_span(&call.run().run_id, &plugin.name, K::HOOK);
+    let deadline = Instant::now() + timeout;
     let limits = CallLimits {
-        deadline: Instant::now() + timeout,
+        deadline,
         cancel: cancel.clone(),
     };
     let fail = |error: CallError| HookError {
         plugin: plugin.name.clone(),
-        hook,
+        hook: K::HOOK,
         error,
     };
     let outcome = async {
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(CallError::Cancelled),
-            out = tokio::time::timeout(timeout, session.call(call, limits)) => match out {
+            out = tokio::time::timeout_at(deadline.into(), run.call(call, limits)) => match out {
+                // An engine that interrupted the code at the deadline says so
+                // as a timeout too; the host's timeout is the one reported.
+                Ok(Err(CallError::Timeout(_))) | Err(_) => Err(CallError::Timeout(timeout)),
                 Ok(reply) => reply,
-                Err(_) => Err(CallError::Timeout(timeout)),
             },
         }
     }
     .instrument(span)
     .await;
     let reply = outcome.map_err(fail)?;
-    check_reply(hook, &reply).map_err(fail)?;
-    Ok(reply)
+    check_images(&reply).map_err(|problem| {
+        fail(CallError::BadReply(ReplyError {
+            hook: K::HOOK,
+            problem,
+        }))
+    })?;
+    K::from_reply(reply).map_err(|e| fail(CallError::BadReply(e)))
 }
 
-/// The reply belongs to the hook, and its images are allowed.
-fn check_reply(hook: yohost_contract::Hook, reply: &HookReply) -> Result<(), CallError> {
-    use yohost_contract::Hook as H;
-    let bad = |problem: String| CallError::BadReply(ReplyError { hook, problem });
-    let matches = matches!(
-        (hook, reply),
-        (H::Tools, HookReply::Tools(_))
-            | (H::CallTool, HookReply::CallTool(_))
-            | (H::BeforeTool, HookReply::BeforeTool(_))
-            | (H::AfterTool, HookReply::AfterTool(_))
-            | (H::BeforeModel, HookReply::BeforeModel(_))
-            | (H::OnInput, HookReply::OnInput(_))
-            | (H::OnStop, HookReply::OnStop(_))
-            | (H::OnEvent | H::Finish, HookReply::Ignored)
-    );
-    if !matches {
-        return Err(bad("the engine returned another hook's reply".into()));
-    }
+/// The images of a tool result or an output edit are allowed.
+fn check_images(reply: &HookReply) -> Result<(), String> {
     match reply {
-        HookReply::CallTool(r) => check_content(&r.content).map_err(bad),
-        HookReply::AfterTool(r) => r
-            .content
-            .as_deref()
-            .map_or(Ok(()), check_content)
-            .map_err(bad),
+        HookReply::CallTool(r) => check_content(&r.content),
+        HookReply::AfterTool(r) => r.content.as_deref().map_or(Ok(()), check_content),
         _ => Ok(()),
     }
 }

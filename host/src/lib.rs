@@ -24,12 +24,54 @@
 //!
 //! # Fail closed
 //!
-//! A plugin that throws, panics, times out, or returns a reply the host
-//! cannot parse has failed, and the failure goes in the safe direction: a
-//! failing `before_tool` denies the call, a failing `on_input` rejects the
-//! input, a failing `after_tool` withholds the output. Any other hook of an
-//! advisory plugin is skipped and logged; a required plugin's failure fails
-//! the run with a message that names it. See [`session`] for the table.
+//! A plugin that throws, panics, times out, runs out of memory or returns a
+//! reply the host cannot use has failed, and the failure goes in the safe
+//! direction. [`session`] enforces this table, in one place:
+//!
+//! | Hook that failed | Result |
+//! | --- | --- |
+//! | `before_tool` | the call is denied (both modes) |
+//! | `on_input` | the input is rejected (both modes) |
+//! | `after_tool` | the output is withheld and replaced by an error; a required plugin also fails the run |
+//! | `call_tool` | the tool call ends in an error; a required plugin also fails the run |
+//! | any other hook | an advisory plugin's hook is skipped; a required plugin's failure fails the run |
+//! | (refused at load) | a required plugin (or one whose `plugin.toml` cannot be read or parsed) fails every run; an advisory one is logged at the start of every run |
+//!
+//! - What the model (and a failed run's message) reads is a fixed text that
+//!   names the plugin, the kind of failure and the hook, such as
+//!   `[yohost] call denied: plugin 'guard' timed out in before_tool`, never
+//!   the plugin's own error text. The detail goes to the log only, on one
+//!   line with `run_id`, `plugin`, `hook` and `error_kind`
+//!   ([`CallError::kind`]).
+//! - A plugin's own error ([`CallError::Guest`]: a JS throw, a Python
+//!   exception, an error a plugin returns) fails that call; the plugin keeps
+//!   serving the run. A crash or trap, running out of memory, or a timeout
+//!   ([`CallError::discards_instance`]) unloads the plugin for the rest of
+//!   the run: every later call fails closed without reaching it. The next
+//!   run starts clean.
+//! - The deadline of every call is enforced once, in [`invoke`]; engines
+//!   only use it to interrupt code.
+//!
+//! # How several plugins combine
+//!
+//! Plugins run in priority order (lower first), then by name. The run's
+//! hooks behind [`HostExtension`] and [`PluginExtension`] (`runset.rs`)
+//! enforce this table, in one place:
+//!
+//! | Hook | How several plugins combine |
+//! | --- | --- |
+//! | `tools` | the agent's own tools win a name clash, then the plugin that runs first |
+//! | `before_tool` | in order; the first deny ends the chain; a rewrite feeds the next. When the arguments were rewritten, every plugin that ran before the last rewrite judges the final arguments again: a deny wins, a rewrite on the recheck is ignored |
+//! | `after_tool` | chained; each sees the previous edit |
+//! | `before_model` | notes joined with newlines; the first stop wins |
+//! | `on_input` | the first reject wins |
+//! | `on_stop` | continue messages joined; the first fail wins |
+//! | `on_event` | every plugin sees every event, in order |
+//! | `finish` | every plugin's `finish` runs |
+//!
+//! [`HostExtension`] declares `rechecks_modified_calls` when any plugin has
+//! `before_tool`, so yohost's policies also judge a call that an extension
+//! outside yohost rewrote.
 //!
 //! # Trust
 //!

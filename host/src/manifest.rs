@@ -13,6 +13,7 @@
 //!
 //! [timeouts]                # milliseconds, 1 to 86400000 (a day); default: the contract's per hook
 //! before_tool = 2000
+//! load = 3000               # loading a Python plugin (its import); default: 10 s
 //!
 //! [limits]
 //! memory_mib = 128          # 1 to 65536 (64 GiB); default: 64 (enforced by the Wasm and JS engines)
@@ -45,6 +46,14 @@ use yohost_contract::Hook;
 /// The manifest file's name.
 pub const MANIFEST_FILE: &str = "plugin.toml";
 
+/// The `[timeouts]` key that bounds loading the plugin rather than a hook.
+pub const LOAD_TIMEOUT_KEY: &str = "load";
+
+/// How long loading a plugin may take when `[timeouts] load` is absent.
+/// Python imports honour it; the Wasm and JS engines bound their loads with
+/// limits of their own.
+pub const DEFAULT_LOAD_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The priority of a plugin whose manifest sets none.
 pub const DEFAULT_PRIORITY: i64 = 100;
 
@@ -75,7 +84,7 @@ pub enum ManifestError {
     #[error("{0}")]
     Syntax(String),
     /// `[timeouts]` names a hook that does not exist.
-    #[error("[timeouts] names unknown hook `{hook}` (known: {known})", known = Hook::ALL.map(|h| h.as_str()).join(", "))]
+    #[error("[timeouts] names unknown hook `{hook}` (known: {known}, load)", known = Hook::ALL.map(|h| h.as_str()).join(", "))]
     UnknownHook {
         /// The name it used.
         hook: String,
@@ -222,7 +231,8 @@ pub struct Manifest {
     /// The entry file, relative to the plugin's folder. Absent: the obvious
     /// entry (`index.ts`, `__init__.py`, the only `.wasm`/`.so`, ...).
     pub entry: Option<PathBuf>,
-    /// Per-hook timeouts in milliseconds. Absent: the contract's defaults.
+    /// Per-hook timeouts in milliseconds, and `load`. Absent: the contract's
+    /// defaults, and [`DEFAULT_LOAD_TIMEOUT`].
     #[serde(default)]
     pub timeouts: BTreeMap<String, u64>,
     /// Resource limits.
@@ -265,7 +275,7 @@ impl Manifest {
             check_name(name).map_err(ManifestError::Name)?;
         }
         for (hook, ms) in &manifest.timeouts {
-            if Hook::from_name(hook).is_none() {
+            if hook != LOAD_TIMEOUT_KEY && Hook::from_name(hook).is_none() {
                 return Err(ManifestError::UnknownHook { hook: hook.clone() });
             }
             in_range(&format!("timeouts.{hook}"), *ms, TIMEOUT_MS, "milliseconds")?;
@@ -284,6 +294,14 @@ impl Manifest {
             .get(hook.as_str())
             .map(|ms| Duration::from_millis((*ms).clamp(*TIMEOUT_MS.start(), *TIMEOUT_MS.end())))
             .unwrap_or_else(|| hook.default_timeout())
+    }
+
+    /// How long loading the plugin may take (`[timeouts] load`).
+    pub fn load_timeout(&self) -> Duration {
+        self.timeouts
+            .get(LOAD_TIMEOUT_KEY)
+            .map(|ms| Duration::from_millis(*ms))
+            .unwrap_or(DEFAULT_LOAD_TIMEOUT)
     }
 
     /// The memory limit in bytes. A value outside [`MEMORY_MIB`] (only a
@@ -389,6 +407,7 @@ mod tests {
         assert_eq!(m.mode, Mode::Advisory);
         assert_eq!(m.priority(), DEFAULT_PRIORITY);
         assert_eq!(m.timeout(Hook::BeforeTool), Duration::from_secs(10));
+        assert_eq!(m.load_timeout(), DEFAULT_LOAD_TIMEOUT);
         assert_eq!(m.memory_bytes(), 64 * 1024 * 1024);
         assert_eq!(m.capabilities, Capabilities::default());
     }
@@ -509,12 +528,13 @@ mod tests {
     #[test]
     fn fields_parse() {
         let m = Manifest::parse(
-            "name = \"g\"\nmode = \"required\"\npriority = 3\necosystem = \"rutis-agent\"\n[timeouts]\nbefore_tool = 250\n[capabilities]\nread = [\"data\"]\nenv = [\"HOME\"]",
+            "name = \"g\"\nmode = \"required\"\npriority = 3\necosystem = \"rutis-agent\"\n[timeouts]\nbefore_tool = 250\nload = 1500\n[capabilities]\nread = [\"data\"]\nenv = [\"HOME\"]",
         )
         .unwrap();
         assert_eq!(m.mode, Mode::Required);
         assert_eq!(m.ecosystem, Some(Ecosystem::RutisAgent));
         assert_eq!(m.timeout(Hook::BeforeTool), Duration::from_millis(250));
+        assert_eq!(m.load_timeout(), Duration::from_millis(1500));
         assert_eq!(m.capabilities.read, vec![PathBuf::from("data")]);
         let m = Manifest::parse("[config]\nlimit = 3\nnested = { on = true }").unwrap();
         assert_eq!(m.config["limit"].as_integer(), Some(3));

@@ -14,7 +14,7 @@ use crate::adapter::Adapters;
 use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
 use crate::engines;
 use crate::error::{HostError, LoadError};
-use crate::manifest::{check_name, Ecosystem};
+use crate::manifest::{check_name, Ecosystem, Manifest, Mode, MANIFEST_FILE};
 use crate::plugin::{EngineKind, LoadedPlugin};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,6 +32,10 @@ pub struct Refusal {
     pub engine: Option<EngineKind>,
     /// Its ecosystem, if known.
     pub ecosystem: Option<Ecosystem>,
+    /// The mode it would have had: its manifest's; advisory when it has no
+    /// manifest; required when its manifest cannot be read or parsed (it may
+    /// be a required policy's). A required refusal fails every run.
+    pub mode: Mode,
     /// Why it was refused.
     pub reason: LoadError,
 }
@@ -158,6 +162,7 @@ impl Registry {
                 Found::Refused { name, file, reason } => {
                     refused.push(Refusal {
                         name,
+                        mode: mode_on_disk(&file),
                         file,
                         engine: None,
                         ecosystem: None,
@@ -214,6 +219,7 @@ impl Registry {
                     file: candidate.root.clone(),
                     engine: Some(candidate.engine),
                     ecosystem: Some(candidate.ecosystem),
+                    mode: candidate.manifest.mode,
                     reason,
                 }),
             }
@@ -223,6 +229,16 @@ impl Registry {
         *self.current.write().unwrap_or_else(|e| e.into_inner()) =
             Arc::new(Snapshot { plugins, refused });
     }
+}
+
+/// The mode of an entry refused before it became a candidate: a lone file
+/// has no manifest (advisory); a folder has its manifest's mode, advisory
+/// without one, and required when `plugin.toml` cannot be read or parsed.
+fn mode_on_disk(entry: &Path) -> Mode {
+    if !entry.is_dir() {
+        return Mode::Advisory;
+    }
+    Manifest::read(&entry.join(MANIFEST_FILE)).map_or(Mode::Required, |m| m.mode)
 }
 
 /// Load a candidate through its adapter and name it. A name the plugin

@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-use yohost_contract::{Hook, RunInfo};
+use yohost_contract::{kind, FinishArgs, Hook, RunInfo};
 
 /// The `run_id` of the run `yohost check` opens to list tools.
 pub const CHECK_RUN_ID: &str = "check";
@@ -85,18 +85,13 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
             ..RunInfo::default()
         };
         let session = PluginSession::open(Arc::clone(plugin), run, CancellationToken::new()).await;
-        match session
-            .call(yohost_contract::HookCall::Tools(session.run.clone()))
-            .await
-        {
-            Ok(yohost_contract::HookReply::Tools(specs)) => {
-                tools = specs.into_iter().map(|t| t.name).collect()
-            }
-            Ok(_) => {}
-            Err(e) => warnings.push(format!("listing its tools failed: {e}")),
+        match session.call::<kind::Tools>(session.run.clone()).await {
+            Ok(specs) => tools = specs.into_iter().map(|t| t.name).collect(),
+            // Not the model's eyes: the person running `check` gets the detail.
+            Err(e) => warnings.push(format!("listing its tools failed: {}", e.error)),
         }
         session
-            .finish(yohost_contract::FinishArgs {
+            .finish(FinishArgs {
                 run: session.run.clone(),
                 end: "completed".into(),
                 reason: None,

@@ -1,16 +1,7 @@
-//! The hooks of one run over a set of plugin sessions, combined as the
-//! contract says:
-//!
-//! | Hook | How several plugins combine |
-//! | --- | --- |
-//! | `tools` | the agent's own tools win a clash (yoagent), then the plugin that runs first |
-//! | `before_tool` | in order; the first deny ends the chain; a rewrite feeds the next |
-//! | `after_tool` | chained; each sees the previous edit |
-//! | `before_model` | notes joined with newlines; the first stop wins |
-//! | `on_input` | the first reject wins |
-//! | `on_stop` | continue messages joined; a required plugin's failure fails the run |
-//! | `on_event` | every plugin sees every event, in order |
-//! | `finish` | every plugin's `finish` runs |
+//! The hooks of one run over a set of plugin sessions: the one place the
+//! combination rules are enforced, once per call. The rules, with the
+//! rechecks of rewritten calls, are the crate docs' combination table
+//! ([`crate#how-several-plugins-combine`](crate#how-several-plugins-combine)).
 //!
 //! What the user asked (`user_request`, `latest_user_text`) is derived once
 //! per turn, not per call per plugin.
@@ -132,36 +123,47 @@ impl RunHooks for RunSet {
     }
 
     async fn before_tool(&self, call: &ToolCallRequest<'_>) -> ToolDecision {
-        let mut plugins = self.with(Hook::BeforeTool).peekable();
-        if plugins.peek().is_none() {
+        let policies: Vec<&Arc<PluginSession>> = self.with(Hook::BeforeTool).collect();
+        if policies.is_empty() {
             return ToolDecision::Allow;
         }
         let derived = self.derived(call);
+        let request = |args: &serde_json::Value| BeforeToolArgs {
+            run: self.run.clone(),
+            tool: call.tool_name.to_string(),
+            call_id: call.tool_call_id.to_string(),
+            args: args.clone(),
+            user_request: derived.user_request.clone(),
+            latest_user_text: derived.latest_user_text.clone(),
+        };
         let mut args = call.args.clone();
-        let mut rewritten = false;
-        for session in plugins {
-            let request = BeforeToolArgs {
-                run: self.run.clone(),
-                tool: call.tool_name.to_string(),
-                call_id: call.tool_call_id.to_string(),
-                args: args.clone(),
-                user_request: derived.user_request.clone(),
-                latest_user_text: derived.latest_user_text.clone(),
-            };
-            match session.before_tool(request).await {
+        // The position of the last policy that rewrote the arguments.
+        let mut last_rewrite = None;
+        for (i, session) in policies.iter().enumerate() {
+            match session.before_tool(request(&args)).await {
                 ToolDecision::Allow => {}
                 ToolDecision::Modify(new_args) => {
                     args = new_args;
-                    rewritten = true;
+                    last_rewrite = Some(i);
                 }
                 deny => return deny,
             }
         }
-        if rewritten {
-            ToolDecision::Modify(args)
-        } else {
-            ToolDecision::Allow
+        let Some(last) = last_rewrite else {
+            return ToolDecision::Allow;
+        };
+        // Every policy that judged arguments a later one rewrote judges the
+        // final ones: a deny wins, a rewrite is ignored.
+        for session in &policies[..last] {
+            match session.before_tool(request(&args)).await {
+                ToolDecision::Allow => {}
+                ToolDecision::Modify(_) => {
+                    tracing::debug!(run_id = %self.run.run_id, plugin = %session.name(), "a rewrite on a recheck is ignored")
+                }
+                deny => return deny,
+            }
         }
+        ToolDecision::Modify(args)
     }
 
     async fn after_tool(
@@ -215,13 +217,22 @@ impl RunHooks for RunSet {
     }
 
     fn on_event(&self, event: &AgentEvent) {
-        let mut plugins = self.with(Hook::OnEvent).peekable();
-        if plugins.peek().is_none() {
+        let mut observers = self.with(Hook::OnEvent).peekable();
+        if observers.peek().is_none() {
             return;
         }
-        let event = Arc::new(serde_json::to_value(event).unwrap_or(serde_json::Value::Null));
-        for session in plugins {
-            session.on_event(&event);
+        match serde_json::to_value(event) {
+            Ok(json) => {
+                let json = Arc::new(json);
+                for session in observers {
+                    session.on_event(&json);
+                }
+            }
+            Err(e) => {
+                for session in observers {
+                    session.event_lost(&e.to_string());
+                }
+            }
         }
     }
 

@@ -1,14 +1,16 @@
-//! One plugin opened for one run, and the fail-closed rules for its hooks.
+//! One plugin opened for one run: the one place the fail-closed rules are
+//! enforced.
 //!
-//! | Hook that failed | Result |
-//! | --- | --- |
-//! | `before_tool` | the call is denied |
-//! | `on_input` | the input is rejected |
-//! | `after_tool` | the output is withheld and replaced by an error naming the plugin (a required plugin also fails the run) |
-//! | any other | advisory: logged and skipped; required: the run fails, naming the plugin |
-//!
-//! After a crash or trap the plugin's instance is discarded and every later
-//! call in the run fails closed without reaching the plugin.
+//! The rules are the crate docs' fail-closed table
+//! ([`crate#fail-closed`](crate#fail-closed)). Here:
+//! - every call of the run goes through `PluginSession::call`, typed by
+//!   its hook; a failed call is handled there once: the plugin is unloaded
+//!   for the rest of the run when the error
+//!   [discards the instance](CallError::discards_instance), one log line
+//!   carries `run_id`, `plugin`, `hook` and `error_kind`, and a required
+//!   plugin's failure that fails the run is recorded;
+//! - each hook's method turns a failure into its hook's fail-closed answer,
+//!   in fixed words that name the plugin and the kind of failure.
 
 use crate::error::{CallError, HookError};
 use crate::invoke::call_hook;
@@ -19,19 +21,76 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use yoagent::extension::{InputDecision, StopDecision, TurnDecision};
 use yoagent::ToolDecision;
+use yohost_contract::kind::{self, HookKind};
 use yohost_contract::*;
 
 /// How long the host waits for a plugin's queued events before `finish`.
 const EVENT_DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// What a failed call of a hook does in the safe direction: the rows of the
+/// fail-closed table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FailClosed {
+    /// `before_tool`: the call is denied.
+    DenyCall,
+    /// `on_input`: the input is rejected.
+    RejectInput,
+    /// `after_tool`: the output is withheld.
+    WithholdOutput,
+    /// `call_tool`: the tool call ends in an error.
+    FailToolCall,
+    /// Any other hook: an advisory plugin's hook is skipped.
+    Skip,
+}
+
+impl FailClosed {
+    fn of(hook: Hook) -> Self {
+        match hook {
+            Hook::BeforeTool => FailClosed::DenyCall,
+            Hook::OnInput => FailClosed::RejectInput,
+            Hook::AfterTool => FailClosed::WithholdOutput,
+            Hook::CallTool => FailClosed::FailToolCall,
+            Hook::Tools | Hook::BeforeModel | Hook::OnStop | Hook::OnEvent | Hook::Finish => {
+                FailClosed::Skip
+            }
+        }
+    }
+
+    /// Whether a failure of a plugin in `mode` also fails the run: a
+    /// required plugin's, except where the hook guards a single call or
+    /// input (denying or rejecting is the whole answer).
+    fn fails_run(self, mode: Mode) -> bool {
+        mode == Mode::Required && !matches!(self, FailClosed::DenyCall | FailClosed::RejectInput)
+    }
+
+    /// The `outcome` field of the failure's log line.
+    fn as_str(self) -> &'static str {
+        match self {
+            FailClosed::DenyCall => "call_denied",
+            FailClosed::RejectInput => "input_rejected",
+            FailClosed::WithholdOutput => "output_withheld",
+            FailClosed::FailToolCall => "tool_call_failed",
+            FailClosed::Skip => "skipped",
+        }
+    }
+}
+
+/// Whether the failure of `hook` fails the run through the hook's own
+/// decision (`Fail`), rather than through `take_failure` at the loop's next
+/// boundary.
+fn decides_failure(hook: Hook) -> bool {
+    matches!(hook, Hook::BeforeModel | Hook::OnStop)
+}
+
 /// One plugin opened for one run.
 pub struct PluginSession {
     pub(crate) plugin: Arc<LoadedPlugin>,
-    session: Option<Arc<dyn PluginRun>>,
+    run_handle: Option<Arc<dyn PluginRun>>,
     pub(crate) run: RunInfo,
     cancel: CancellationToken,
-    /// Why the instance is gone (it crashed, or never opened).
-    discarded: Mutex<Option<String>>,
+    /// Why the plugin is unloaded for the rest of the run (it crashed, ran
+    /// out of memory or time, or never opened).
+    unloaded: Mutex<Option<String>>,
     /// A required plugin's failure, for the loop to act on.
     failure: Mutex<Option<String>>,
     events: Mutex<Option<mpsc::UnboundedSender<Arc<serde_json::Value>>>>,
@@ -46,20 +105,22 @@ impl PluginSession {
         run: RunInfo,
         cancel: CancellationToken,
     ) -> Arc<Self> {
-        let opened = plugin.plugin.open_run(&run).await;
-        let (session, discarded) = match opened {
-            Ok(session) => (Some(session), None),
+        let (run_handle, unloaded) = match plugin.plugin.open_run(&run).await {
+            Ok(handle) => (Some(handle), None),
             Err(error) => {
-                tracing::error!(run_id = %run.run_id, plugin = %plugin.name, "plugin could not open for the run: {error}");
-                (None, Some(format!("could not open for this run: {error}")))
+                tracing::error!(run_id = %run.run_id, plugin = %plugin.name, error_kind = error.kind(), "plugin could not open for the run; its calls fail closed: {error}");
+                (
+                    None,
+                    Some(format!("it could not open for this run: {error}")),
+                )
             }
         };
         let this = Arc::new(Self {
             plugin,
-            session,
+            run_handle,
             run,
             cancel,
-            discarded: Mutex::new(discarded),
+            unloaded: Mutex::new(unloaded),
             failure: Mutex::new(None),
             events: Mutex::new(None),
             event_worker: Mutex::new(None),
@@ -69,13 +130,12 @@ impl PluginSession {
             let worker = Arc::clone(&this);
             let handle = tokio::spawn(async move {
                 while let Some(event) = rx.recv().await {
-                    let call = HookCall::OnEvent(OnEventArgs {
+                    let args = OnEventArgs {
                         run: worker.run.clone(),
                         event: (*event).clone(),
-                    });
-                    if let Err(e) = worker.call(call).await {
-                        worker.failed(&e);
-                    }
+                    };
+                    // A failure is handled (logged, recorded) by `call`.
+                    let _ = worker.call::<kind::OnEvent>(args).await;
                 }
             });
             *lock(&this.events) = Some(tx);
@@ -94,46 +154,115 @@ impl PluginSession {
         self.plugin.has(hook)
     }
 
-    /// Call the plugin, or fail closed if its instance is gone.
-    pub(crate) async fn call(&self, call: HookCall) -> Result<HookReply, HookError> {
-        let hook = call.hook();
-        let gone = lock(&self.discarded).clone();
-        let session = match (&self.session, gone) {
-            (Some(session), None) => session,
-            (_, why) => {
-                return Err(HookError {
-                    plugin: self.plugin.name.clone(),
-                    hook,
-                    error: CallError::Unloaded(
-                        why.unwrap_or_else(|| "its instance is gone".into()),
-                    ),
-                })
+    /// Call hook `K`, or fail closed without reaching the plugin if it is
+    /// unloaded for the rest of the run. A failure is handled here, once
+    /// (see the module docs), and returned for the hook's own answer.
+    pub(crate) async fn call<K: HookKind>(&self, args: K::Args) -> Result<K::Reply, HookError> {
+        let unloaded = lock(&self.unloaded).clone();
+        let result = match (&self.run_handle, unloaded) {
+            (Some(handle), None) => {
+                call_hook::<K>(&self.plugin, handle.as_ref(), args, &self.cancel).await
             }
+            (_, why) => Err(HookError {
+                plugin: self.plugin.name.clone(),
+                hook: K::HOOK,
+                error: CallError::Unloaded(why.unwrap_or_else(|| "it never opened".into())),
+            }),
         };
-        let result = call_hook(&self.plugin, session.as_ref(), call, &self.cancel).await;
-        if let Err(e) = &result {
-            if e.error.discards_instance() {
-                tracing::error!(run_id = %self.run.run_id, plugin = %self.plugin.name, "plugin instance discarded for the rest of the run: {}", e.error);
-                lock(&self.discarded).get_or_insert_with(|| e.error.to_string());
-            }
+        if let Err(error) = &result {
+            self.failed(error);
         }
         result
     }
 
-    /// Record a failure of a hook with no fail-closed answer of its own:
-    /// logged, and for a required plugin kept to fail the run.
-    pub(crate) fn failed(&self, error: &HookError) {
-        if matches!(error.error, CallError::Cancelled) {
-            return;
+    /// Handle a failed call: unload the plugin for the run if the error
+    /// discards it, log the one line, and record a failure that fails the
+    /// run at the loop's next boundary.
+    fn failed(&self, error: &HookError) {
+        let unloads = error.error.discards_instance();
+        if unloads {
+            lock(&self.unloaded).get_or_insert_with(|| format!("it {}", error.error));
         }
-        match self.plugin.mode() {
-            Mode::Required => {
-                tracing::error!(run_id = %self.run.run_id, plugin = %self.plugin.name, hook = %error.hook, "required plugin failed: {error}");
-                lock(&self.failure).get_or_insert_with(|| error.to_string());
-            }
-            Mode::Advisory => {
-                tracing::warn!(run_id = %self.run.run_id, plugin = %self.plugin.name, hook = %error.hook, "plugin hook failed and was skipped: {error}");
-            }
+        let rule = FailClosed::of(error.hook);
+        let cancelled = matches!(error.error, CallError::Cancelled);
+        let fails_run = !cancelled && rule.fails_run(self.plugin.mode());
+        let (run_id, plugin, hook, kind) = (
+            self.run.run_id.as_str(),
+            self.name(),
+            error.hook.as_str(),
+            error.error.kind(),
+        );
+        let outcome = rule.as_str();
+        let detail = &error.error;
+        if cancelled {
+            tracing::debug!(
+                run_id,
+                plugin,
+                hook,
+                error_kind = kind,
+                outcome,
+                "hook abandoned: {detail}"
+            );
+        } else if fails_run {
+            tracing::error!(
+                run_id,
+                plugin,
+                hook,
+                error_kind = kind,
+                outcome,
+                unloaded = unloads,
+                fails_run,
+                "required plugin's hook failed; the run fails: {detail}"
+            );
+        } else {
+            tracing::warn!(
+                run_id,
+                plugin,
+                hook,
+                error_kind = kind,
+                outcome,
+                unloaded = unloads,
+                fails_run,
+                "plugin hook failed: {detail}"
+            );
+        }
+        if fails_run && !decides_failure(error.hook) {
+            lock(&self.failure).get_or_insert_with(|| error.to_string());
+        }
+    }
+
+    /// Whether `error` fails the run (a required plugin's, as the table
+    /// says), for the hooks whose decision carries the failure.
+    fn fails_run(&self, error: &HookError) -> bool {
+        !matches!(error.error, CallError::Cancelled)
+            && FailClosed::of(error.hook).fails_run(self.plugin.mode())
+    }
+
+    /// An event could not be given to the plugin's `on_event` (the host
+    /// could not encode it): the hook's rule applies, an advisory plugin
+    /// misses it, a required one fails the run.
+    pub(crate) fn event_lost(&self, why: &str) {
+        let (run_id, plugin, hook) = (self.run.run_id.as_str(), self.name(), "on_event");
+        if FailClosed::Skip.fails_run(self.plugin.mode()) {
+            tracing::error!(
+                run_id,
+                plugin,
+                hook,
+                "an event could not be encoded for a required plugin; the run fails: {why}"
+            );
+            lock(&self.failure).get_or_insert_with(|| {
+                format!(
+                    "plugin '{}' missed an event the host could not encode (on_event)",
+                    self.name()
+                )
+            });
+        } else {
+            tracing::warn!(
+                run_id,
+                plugin,
+                hook,
+                "an event could not be encoded; the plugin misses it: {why}"
+            );
         }
     }
 
@@ -142,97 +271,66 @@ impl PluginSession {
         lock(&self.failure).take()
     }
 
-    /// The tools this plugin offers for the run.
+    /// The tools this plugin offers for the run (none if `tools` failed).
     pub(crate) async fn tools(&self) -> Vec<ToolSpec> {
-        match self.call(HookCall::Tools(self.run.clone())).await {
-            Ok(HookReply::Tools(tools)) => tools,
-            Ok(_) => Vec::new(),
-            Err(e) => {
-                self.failed(&e);
-                Vec::new()
-            }
-        }
+        self.call::<kind::Tools>(self.run.clone())
+            .await
+            .unwrap_or_default()
     }
 
     /// `before_tool`: a failure denies the call.
     pub(crate) async fn before_tool(&self, args: BeforeToolArgs) -> ToolDecision {
-        match self.call(HookCall::BeforeTool(args)).await {
-            Ok(HookReply::BeforeTool(BeforeToolReply::Allow)) => ToolDecision::Allow,
-            Ok(HookReply::BeforeTool(BeforeToolReply::Deny(reason))) => ToolDecision::Deny(reason),
-            Ok(HookReply::BeforeTool(BeforeToolReply::Rewrite(args))) => ToolDecision::Modify(args),
-            Ok(_) => {
-                ToolDecision::Deny(format!("[yohost] plugin '{}' gave no verdict", self.name()))
-            }
-            Err(e) => {
-                tracing::warn!(run_id = %self.run.run_id, plugin = %self.name(), "before_tool failed; denying the call: {e}");
-                ToolDecision::Deny(format!("[yohost] call denied: {e}"))
-            }
+        match self.call::<kind::BeforeTool>(args).await {
+            Ok(BeforeToolReply::Allow) => ToolDecision::Allow,
+            Ok(BeforeToolReply::Deny(reason)) => ToolDecision::Deny(reason),
+            Ok(BeforeToolReply::Rewrite(args)) => ToolDecision::Modify(args),
+            Err(e) => ToolDecision::Deny(format!("[yohost] call denied: {e}")),
         }
     }
 
     /// `after_tool`: edits `output` in place; a failure withholds it.
     pub(crate) async fn after_tool(&self, mut args: AfterToolArgs, output: &mut ToolOutputData) {
         args.output = output.clone();
-        let failure = match self.call(HookCall::AfterTool(args)).await {
-            Ok(HookReply::AfterTool(edit)) => {
-                edit.apply(output);
-                return;
-            }
-            Ok(_) => None,
-            Err(e) => Some(e),
-        };
-        let why = failure.as_ref().map_or_else(
-            || format!("plugin '{}' gave no reply", self.name()),
-            |e| e.to_string(),
-        );
-        tracing::warn!(run_id = %self.run.run_id, plugin = %self.name(), "after_tool failed; withholding the output: {why}");
-        *output = ToolOutputData {
-            content: vec![ContentBlock::text(format!(
-                "[yohost] output withheld: the output filter failed: {why}"
-            ))],
-            details: serde_json::Value::Null,
-            is_error: true,
-        };
-        if let Some(e) = failure {
-            if self.plugin.mode() == Mode::Required {
-                self.failed(&e);
+        match self.call::<kind::AfterTool>(args).await {
+            Ok(edit) => edit.apply(output),
+            Err(e) => {
+                *output = ToolOutputData {
+                    content: vec![ContentBlock::text(format!("[yohost] output withheld: {e}"))],
+                    details: serde_json::Value::Null,
+                    is_error: true,
+                }
             }
         }
     }
 
     /// `before_model`.
     pub(crate) async fn before_model(&self, args: BeforeModelArgs) -> TurnDecision {
-        match self.call(HookCall::BeforeModel(args)).await {
-            Ok(HookReply::BeforeModel(BeforeModelReply::Note(note))) => TurnDecision::Note(note),
-            Ok(HookReply::BeforeModel(BeforeModelReply::Stop(reason))) => {
-                TurnDecision::Stop(reason)
-            }
-            Ok(_) => TurnDecision::Continue,
-            Err(e) => self.skip_or_fail(e, TurnDecision::Continue, TurnDecision::Fail),
+        match self.call::<kind::BeforeModel>(args).await {
+            Ok(BeforeModelReply::Note(note)) => TurnDecision::Note(note),
+            Ok(BeforeModelReply::Stop(reason)) => TurnDecision::Stop(reason),
+            Ok(BeforeModelReply::Continue) => TurnDecision::Continue,
+            Err(e) if self.fails_run(&e) => TurnDecision::Fail(e.to_string()),
+            Err(_) => TurnDecision::Continue,
         }
     }
 
     /// `on_input`: a failure rejects the input.
     pub(crate) async fn on_input(&self, args: OnInputArgs) -> InputDecision {
-        match self.call(HookCall::OnInput(args)).await {
-            Ok(HookReply::OnInput(OnInputReply::Reject(reason))) => InputDecision::Reject(reason),
-            Ok(_) => InputDecision::Pass,
-            Err(e) => {
-                tracing::warn!(run_id = %self.run.run_id, plugin = %self.name(), "on_input failed; rejecting the input: {e}");
-                InputDecision::Reject(format!("[yohost] input rejected: {e}"))
-            }
+        match self.call::<kind::OnInput>(args).await {
+            Ok(OnInputReply::Reject(reason)) => InputDecision::Reject(reason),
+            Ok(OnInputReply::Pass) => InputDecision::Pass,
+            Err(e) => InputDecision::Reject(format!("[yohost] input rejected: {e}")),
         }
     }
 
     /// `on_stop`.
     pub(crate) async fn on_stop(&self, args: OnStopArgs) -> StopDecision {
-        match self.call(HookCall::OnStop(args)).await {
-            Ok(HookReply::OnStop(OnStopReply::Continue(message))) => {
-                StopDecision::Continue(message)
-            }
-            Ok(HookReply::OnStop(OnStopReply::Fail(reason))) => StopDecision::Fail(reason),
-            Ok(_) => StopDecision::Accept,
-            Err(e) => self.skip_or_fail(e, StopDecision::Accept, StopDecision::Fail),
+        match self.call::<kind::OnStop>(args).await {
+            Ok(OnStopReply::Continue(message)) => StopDecision::Continue(message),
+            Ok(OnStopReply::Fail(reason)) => StopDecision::Fail(reason),
+            Ok(OnStopReply::Accept) => StopDecision::Accept,
+            Err(e) if self.fails_run(&e) => StopDecision::Fail(e.to_string()),
+            Err(_) => StopDecision::Accept,
         }
     }
 
@@ -256,31 +354,57 @@ impl PluginSession {
             }
         }
         if self.has(Hook::Finish) {
-            if let Err(e) = self.call(HookCall::Finish(args)).await {
-                self.failed(&e);
-            }
+            // A failure is handled (logged, recorded) by `call`.
+            let _ = self.call::<kind::Finish>(args).await;
         }
-        if let Some(session) = &self.session {
-            session.close().await;
-        }
-    }
-
-    /// A failed advisory hook is skipped; a required one's failure is the
-    /// decision `fail` builds, naming the plugin.
-    fn skip_or_fail<T>(&self, error: HookError, skip: T, fail: impl FnOnce(String) -> T) -> T {
-        match self.plugin.mode() {
-            Mode::Required if !matches!(error.error, CallError::Cancelled) => {
-                tracing::error!(run_id = %self.run.run_id, plugin = %self.name(), "required plugin failed: {error}");
-                fail(error.to_string())
-            }
-            _ => {
-                self.failed(&error);
-                skip
-            }
+        if let Some(handle) = &self.run_handle {
+            handle.close().await;
         }
     }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fail_closed_table_guards_calls_in_both_modes_and_fails_runs_for_required_plugins() {
+        for hook in Hook::ALL {
+            let rule = FailClosed::of(hook);
+            let guards = matches!(hook, Hook::BeforeTool | Hook::OnInput);
+            assert!(!rule.fails_run(Mode::Advisory), "{hook}");
+            assert_eq!(rule.fails_run(Mode::Required), !guards, "{hook}");
+        }
+        assert_eq!(FailClosed::of(Hook::BeforeTool), FailClosed::DenyCall);
+        assert_eq!(FailClosed::of(Hook::OnInput), FailClosed::RejectInput);
+        assert_eq!(FailClosed::of(Hook::AfterTool), FailClosed::WithholdOutput);
+        assert_eq!(FailClosed::of(Hook::CallTool), FailClosed::FailToolCall);
+    }
+
+    async fn observer(mode: &str) -> Arc<PluginSession> {
+        let manifest = crate::Manifest::parse(&format!("mode = \"{mode}\"")).unwrap();
+        let plugin = crate::NativePlugin::loaded("observer", &[Hook::OnEvent], manifest, |_| {
+            Ok(HookReply::Ignored)
+        });
+        let run = RunInfo {
+            run_id: "r1".into(),
+            ..RunInfo::default()
+        };
+        PluginSession::open(Arc::new(plugin), run, CancellationToken::new()).await
+    }
+
+    #[tokio::test]
+    async fn an_event_that_cannot_be_encoded_fails_the_run_of_a_required_observer_only() {
+        let required = observer("required").await;
+        required.event_lost("a map key is not a string");
+        let failure = required.take_failure().expect("the run fails");
+        assert!(failure.contains("plugin 'observer'"), "{failure}");
+        let advisory = observer("advisory").await;
+        advisory.event_lost("a map key is not a string");
+        assert_eq!(advisory.take_failure(), None);
+    }
 }

@@ -4,7 +4,8 @@ use crate::convert::content_from_blocks;
 use crate::session::PluginSession;
 use std::sync::Arc;
 use yoagent::{AgentTool, ToolContext, ToolError, ToolResult};
-use yohost_contract::{CallToolArgs, HookCall, HookReply, ToolSpec};
+use yohost_contract::kind;
+use yohost_contract::{CallToolArgs, ToolSpec};
 
 /// A tool offered by a plugin for one run. Calls go to that run's instance,
 /// within the plugin's `call_tool` timeout and the run's cancel.
@@ -42,18 +43,18 @@ impl AgentTool for PluginTool {
         params: serde_json::Value,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolError> {
-        let call = HookCall::CallTool(CallToolArgs {
+        let args = CallToolArgs {
             run: self.session.run.clone(),
             tool: self.spec.name.clone(),
             call_id: ctx.tool_call_id.clone(),
             args: params,
-        });
+        };
         let reply = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-            reply = self.session.call(call) => reply,
+            reply = self.session.call::<kind::CallTool>(args) => reply,
         };
         match reply {
-            Ok(HookReply::CallTool(reply)) => {
+            Ok(reply) => {
                 let result = ToolResult {
                     content: content_from_blocks(reply.content),
                     details: reply.details,
@@ -66,14 +67,8 @@ impl AgentTool for PluginTool {
                 }
                 Ok(result)
             }
-            Ok(_) => Err(ToolError::Failed(format!(
-                "[yohost] plugin '{}' returned no tool result",
-                self.session.name()
-            ))),
-            Err(e) => {
-                self.session.failed(&e);
-                Err(ToolError::Failed(format!("[yohost] {e}")))
-            }
+            // The session logged the detail; the model reads fixed words.
+            Err(e) => Err(ToolError::Failed(format!("[yohost] tool failed: {e}"))),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! - a policy's denial reaches the model as the tool's error result;
 //! - a rewrite feeds the next plugin in the chain;
 //! - a panicking, hanging, erroring or garbage-returning dylib fails closed
-//!   (the call is denied, naming the plugin) and the next run works;
+//!   (the call is denied, naming the plugin in fixed words; the detail and
+//!   its `error_kind` go to the log) and the next run works;
 //! - a required plugin's failure fails the run, naming the plugin;
 //! - a wrong ABI version, a file that is not a library, a malformed manifest
 //!   or a second plugin of the same name is refused with a reason, and the
@@ -78,6 +79,7 @@ async fn echo_through(host: &PluginHost, text_arg: &str) -> Vec<(String, String,
 
 #[tokio::test]
 async fn hostile_dylibs_fail_closed_and_the_next_run_works() {
+    let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     install(
         dir.path(),
@@ -86,10 +88,14 @@ async fn hostile_dylibs_fail_closed_and_the_next_run_works() {
         "[timeouts]\nbefore_tool = 300",
     );
     let host = PluginHost::open(dir.path()).unwrap();
-    for (behaviour, expected) in [
-        ("panic", "panicked: hostile plugin panicked on purpose"),
-        ("hang", "timed out"),
-        ("error", "hostile plugin refused to decide"),
+    for (behaviour, error_kind, detail) in [
+        (
+            "panic",
+            "crashed",
+            "panicked: hostile plugin panicked on purpose",
+        ),
+        ("hang", "timeout", "300ms"),
+        ("error", "guest", "hostile plugin refused to decide"),
     ] {
         let results = echo_through(&host, behaviour).await;
         assert_eq!(results.len(), 1);
@@ -99,7 +105,14 @@ async fn hostile_dylibs_fail_closed_and_the_next_run_works() {
             message.contains("plugin 'hostile'"),
             "{behaviour}: {message}"
         );
-        assert!(message.contains(expected), "{behaviour}: {message}");
+        assert!(!message.contains(detail), "{behaviour}: {message}");
+        assert!(
+            lines_with(&logs, "error_kind", error_kind)
+                .iter()
+                .any(|l| l["fields"]["message"].as_str().unwrap().contains(detail)),
+            "{behaviour}: {:?}",
+            logs.lines()
+        );
         // The next run is served normally.
         let results = echo_through(&host, "fine").await;
         assert_eq!(results[0], ("echo".into(), "fine".into(), false));
@@ -108,13 +121,26 @@ async fn hostile_dylibs_fail_closed_and_the_next_run_works() {
 
 #[tokio::test]
 async fn a_garbage_reply_denies_the_call() {
+    let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     install(dir.path(), "garbage", "fixture_garbage", "");
     let host = PluginHost::open(dir.path()).unwrap();
     let results = echo_through(&host, "anything").await;
     assert!(results[0].2);
-    assert!(results[0].1.contains("plugin 'garbage'"), "{results:?}");
-    assert!(results[0].1.contains("not MessagePack"), "{results:?}");
+    assert!(
+        results[0]
+            .1
+            .contains("plugin 'garbage' returned a reply the host cannot use"),
+        "{results:?}"
+    );
+    let line = &lines_with(&logs, "error_kind", "bad_reply")[0];
+    assert!(
+        line["fields"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not MessagePack"),
+        "{line}"
+    );
 }
 
 #[tokio::test]
@@ -133,8 +159,11 @@ async fn a_required_plugin_failure_fails_the_run_naming_it() {
     let (stop, error) = final_assistant(&events);
     assert_eq!(stop, yoagent::StopReason::Error);
     let error = error.unwrap();
-    assert!(error.contains("plugin 'hostile'"), "{error}");
-    assert!(error.contains("the model gate is broken"), "{error}");
+    assert!(
+        error.contains("plugin 'hostile' returned an error in before_model"),
+        "{error}"
+    );
+    assert!(!error.contains("the model gate is broken"), "{error}");
     assert!(requests.lock().unwrap().is_empty(), "no request is sent");
 
     // Advisory, the same failure is skipped and the run completes.

@@ -2,8 +2,9 @@
 //! - a plugin added to the directory takes effect at the next run;
 //! - a plugin removed stops at the next run, while a run already going keeps
 //!   the plugins it started with;
-//! - a plugin whose manifest breaks is refused at the next run, naming the
-//!   file, and the others keep working.
+//! - a plugin whose manifest breaks is refused at the next run, and (as it
+//!   may be a required policy's) every run fails, naming the plugin and the
+//!   file, until the manifest is fixed.
 
 mod support;
 
@@ -90,7 +91,7 @@ async fn a_running_run_keeps_its_plugins_and_the_next_run_sees_the_removal() {
 }
 
 #[tokio::test]
-async fn a_manifest_broken_while_live_is_refused_and_the_others_keep_working() {
+async fn a_manifest_broken_while_live_fails_every_run_until_it_is_fixed() {
     let dir = plugin_dir();
     install_tagger(dir.path());
     write(
@@ -103,15 +104,24 @@ async fn a_manifest_broken_while_live_is_refused_and_the_others_keep_working() {
     );
     let host = PluginHost::open(dir.path()).unwrap();
     assert_eq!(host.plugins().len(), 2);
+    let fixed = std::fs::read_to_string(dir.path().join("tagger/plugin.toml")).unwrap();
     write(dir.path(), "tagger/plugin.toml", "entry = [broken");
     host.reload();
-    assert_eq!(echo_once(&host).await, "hi");
-    let refused = host.refused();
-    assert_eq!(refused.len(), 1);
+    // A manifest that cannot be parsed may be a required policy's: every
+    // run fails, naming the plugin and the file, until it is fixed.
+    let (agent, _) = scripted(vec![call("echo", json!({"text": "hi"})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let events = run(&mut agent, "go").await;
+    assert!(tool_results(&events).is_empty(), "no tool runs");
+    let error = final_assistant(&events).1.unwrap();
     assert!(
-        refused[0].reason.to_string().contains("tagger/plugin.toml"),
-        "{}",
-        refused[0].reason
+        error.contains("required plugin 'tagger' was refused")
+            && error.contains("tagger/plugin.toml"),
+        "{error}"
     );
+    assert_eq!(host.refused().len(), 1);
     assert_eq!(host.plugins().len(), 1);
+    write(dir.path(), "tagger/plugin.toml", &fixed);
+    host.reload();
+    assert_eq!(echo_once(&host).await, "hi +tag", "fixed, it works again");
 }

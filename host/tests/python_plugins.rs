@@ -2,11 +2,13 @@
 //! - every hook kind works from Python, with `def` and with `async def`
 //!   handlers: tools, call_tool, before_tool (deny and rewrite), after_tool,
 //!   before_model, on_input, on_stop, on_event and finish;
-//! - an exception, `sys.exit()`, a wrong reply shape or an unserializable
-//!   reply fails closed (the call is denied, naming the plugin), an
-//!   exception's traceback is logged with the plugin and `run_id`, and the
-//!   next run works;
-//! - `HookError` is the plugin's own error: the plugin keeps serving the run;
+//! - an exception, `sys.exit()`, `os._exit()`, a wrong reply shape or an
+//!   unserializable reply fails closed (the call is denied, naming the
+//!   plugin in fixed words; the detail and its `error_kind` go to the log),
+//!   an exception's traceback is logged with the plugin and `run_id`, and
+//!   the next run works;
+//! - an exception and `HookError` are the plugin's own error: the plugin
+//!   keeps serving the run;
 //! - a hook past its deadline fails closed and is interrupted: a spinning
 //!   loop stops, an awaiting coroutine is cancelled, and a `time.sleep` is
 //!   interrupted when it returns;
@@ -165,15 +167,30 @@ fn hostile_host(dir: &Path) -> PluginHost {
     host
 }
 
-/// The hostile behaviour `what` is denied with a message that names the
-/// plugin and contains `expected`, and the next run works.
-async fn fails_closed(host: &PluginHost, what: &str, expected: &str) {
+/// The hostile behaviour `what` is denied with fixed words that name the
+/// plugin, the log has the failure's `error_kind` and `detail` (which the
+/// model never reads), and the next run works.
+async fn fails_closed(
+    host: &PluginHost,
+    logs: &Captured,
+    what: &str,
+    error_kind: &str,
+    detail: &str,
+) {
     let results = echo_through(host, what).await;
     assert_eq!(results.len(), 1, "{what}: {results:?}");
     let (_, message, is_error) = &results[0];
     assert!(is_error, "{what}: the call is denied: {message}");
     assert!(message.contains("plugin 'hostile'"), "{what}: {message}");
-    assert!(message.contains(expected), "{what}: {message}");
+    assert!(!message.contains(detail), "{what}: {message}");
+    assert!(
+        lines_with(logs, "error_kind", error_kind)
+            .iter()
+            .any(|l| l["fields"]["plugin"] == "hostile"
+                && l["fields"]["message"].as_str().unwrap().contains(detail)),
+        "{what}: {error_kind} with {detail} in {:?}",
+        logs.lines()
+    );
     let results = echo_through(host, "fine").await;
     assert_eq!(
         results[0],
@@ -189,7 +206,9 @@ async fn an_exception_fails_closed_and_its_traceback_is_logged_with_the_run() {
     let host = hostile_host(dir.path());
     fails_closed(
         &host,
+        &logs,
         "raise",
+        "guest",
         "RuntimeError: hostile plugin raised on purpose",
     )
     .await;
@@ -203,25 +222,61 @@ async fn an_exception_fails_closed_and_its_traceback_is_logged_with_the_run() {
         })
         .unwrap_or_else(|| panic!("a traceback in {lines:?}"));
     let message = traceback["fields"]["message"].as_str().unwrap();
-    assert!(message.contains("hostile.py\", line 18"), "{message}");
+    assert!(message.contains("hostile.py\", line 19"), "{message}");
     assert_eq!(traceback["fields"]["plugin"], "hostile");
     assert_eq!(traceback["fields"]["level"], "error");
     assert!(!traceback["fields"]["run_id"].as_str().unwrap().is_empty());
 }
 
 #[tokio::test]
-async fn sys_exit_fails_closed_and_the_host_survives() {
+async fn sys_exit_and_os_exit_fail_closed_and_the_host_survives() {
+    let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     let host = hostile_host(dir.path());
-    fails_closed(&host, "exit", "called sys.exit(3)").await;
+    fails_closed(&host, &logs, "exit", "crashed", "called sys.exit(3)").await;
+    fails_closed(&host, &logs, "os exit", "crashed", "called os._exit(4)").await;
+}
+
+#[tokio::test]
+async fn an_exception_is_the_plugins_answer_and_the_plugin_keeps_serving_the_run() {
+    let dir = plugin_dir();
+    let host = hostile_host(dir.path());
+    let (agent, _) = scripted(vec![
+        call("echo", json!({"text": "raise"})),
+        call("echo", json!({"text": "fine"})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    assert!(results[0].2, "{results:?}");
+    assert_eq!(
+        results[1],
+        ("echo".into(), "fine".into(), false),
+        "the same run goes on"
+    );
 }
 
 #[tokio::test]
 async fn a_wrong_reply_shape_or_an_unserializable_reply_fails_closed() {
+    let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     let host = hostile_host(dir.path());
-    fails_closed(&host, "wrong shape", "unknown field `allow`").await;
-    fails_closed(&host, "not json", "not JSON-serializable").await;
+    fails_closed(
+        &host,
+        &logs,
+        "wrong shape",
+        "bad_reply",
+        "unknown field `allow`",
+    )
+    .await;
+    fails_closed(
+        &host,
+        &logs,
+        "not json",
+        "bad_reply",
+        "not JSON-serializable",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -239,8 +294,12 @@ async fn a_hook_error_is_the_plugins_own_and_the_plugin_keeps_serving_the_run() 
     assert!(
         results[0]
             .1
-            .contains("returned an error: hostile plugin refuses on purpose"),
+            .contains("plugin 'hostile' returned an error in before_tool"),
         "{results:?}"
+    );
+    assert!(
+        !results[0].1.contains("refuses on purpose"),
+        "the plugin's own text stays in the log: {results:?}"
     );
     assert_eq!(
         results[1],
@@ -251,9 +310,10 @@ async fn a_hook_error_is_the_plugins_own_and_the_plugin_keeps_serving_the_run() 
 
 #[tokio::test]
 async fn a_spinning_hook_fails_closed_and_is_interrupted() {
+    let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     let host = hostile_host(dir.path());
-    fails_closed(&host, "spin", "timed out").await;
+    fails_closed(&host, &logs, "spin", "timeout", "300ms").await;
     // The loop itself was stopped, not only abandoned.
     let results = echo_through(&host, "still spinning?").await;
     assert!(results[0].1.contains("stopped spinning"), "{results:?}");
@@ -264,13 +324,13 @@ async fn an_async_hook_spinning_or_awaiting_forever_fails_closed_and_is_stopped(
     let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     let host = hostile_host(dir.path());
-    fails_closed(&host, "async", "timed out").await;
+    fails_closed(&host, &logs, "async", "timeout", "300ms").await;
     assert!(
         logged_soon(&logs, "cancelled at the deadline").await,
         "the awaiting coroutine was cancelled: {:?}",
         logs.plugin_lines()
     );
-    fails_closed(&host, "async spin", "timed out").await;
+    fails_closed(&host, &logs, "async spin", "timeout", "300ms").await;
     // A spinning coroutine ignores its cancellation; the exception raised
     // into its thread after the grace period stops it.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -284,9 +344,9 @@ async fn a_sleeping_hook_fails_closed_and_is_interrupted_when_the_sleep_returns(
     let dir = plugin_dir();
     let host = hostile_host(dir.path());
     // `time.sleep(999)` keeps its worker; the next runs get other workers.
-    fails_closed(&host, "sleep", "timed out").await;
+    fails_closed(&host, &logs, "sleep", "timeout", "300ms").await;
     // A 1.5 s nap is not cut short, but the code after it never runs.
-    fails_closed(&host, "nap", "timed out").await;
+    fails_closed(&host, &logs, "nap", "timeout", "300ms").await;
     tokio::time::sleep(std::time::Duration::from_millis(2000)).await;
     let lines = logs.plugin_lines();
     assert!(

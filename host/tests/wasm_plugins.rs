@@ -57,6 +57,15 @@ async fn echo(host: &PluginHost, text_arg: &str) -> (String, bool) {
     (results[0].1.clone(), results[0].2)
 }
 
+/// Whether a failed hook of `hostile` was logged with `error_kind` and a
+/// message containing `detail`.
+fn logged_failure(logs: &Captured, error_kind: &str, detail: &str) -> bool {
+    lines_with(logs, "error_kind", error_kind).iter().any(|l| {
+        l["fields"]["plugin"] == "hostile"
+            && l["fields"]["message"].as_str().unwrap().contains(detail)
+    })
+}
+
 #[tokio::test]
 async fn a_wasm_policy_denies_and_rewrites_calls() {
     let dir = plugin_dir();
@@ -186,6 +195,7 @@ async fn an_infinite_loop_is_interrupted_at_its_deadline_and_the_next_run_is_ser
 
 #[tokio::test]
 async fn a_memory_bomb_is_stopped_at_the_limit() {
+    let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     install(
         dir.path(),
@@ -197,8 +207,13 @@ async fn a_memory_bomb_is_stopped_at_the_limit() {
     let (message, denied) = echo(&host, "bomb").await;
     assert!(denied);
     assert!(
-        message.contains("ran out of memory (limit 16777216 bytes)"),
+        message.contains("plugin 'hostile' ran out of memory"),
         "{message}"
+    );
+    assert!(
+        logged_failure(&logs, "out_of_memory", "limit 16777216 bytes"),
+        "{:?}",
+        logs.lines()
     );
     assert_eq!(echo(&host, "fine").await, ("fine".into(), false));
 }
@@ -211,8 +226,13 @@ async fn a_panic_fails_closed_for_the_rest_of_its_run_only() {
     let host = PluginHost::open(dir.path()).unwrap();
     let results = echo_all(&host, &["panic", "fine"]).await;
     assert!(
-        results[0].2 && results[0].1.contains("crashed: trapped"),
+        results[0].2 && results[0].1.contains("plugin 'hostile' crashed"),
         "{results:?}"
+    );
+    assert!(
+        logged_failure(&logs, "crashed", "trapped"),
+        "{:?}",
+        logs.lines()
     );
     assert!(
         results[1].2 && results[1].1.contains("unloaded for the rest of this run"),
@@ -231,6 +251,7 @@ async fn a_panic_fails_closed_for_the_rest_of_its_run_only() {
 
 #[tokio::test]
 async fn files_outside_granted_directories_cannot_be_read_or_written() {
+    let (logs, _guard) = capture_logs();
     let dir = plugin_dir();
     install(
         dir.path(),
@@ -255,14 +276,21 @@ async fn files_outside_granted_directories_cannot_be_read_or_written() {
     ] {
         let (message, denied) = echo(&host, &format!("read:{path}")).await;
         assert!(
-            denied && message.contains(&format!("cannot read {path}")),
+            denied && message.contains("plugin 'hostile' returned an error"),
             "{path}: {message}"
+        );
+        assert!(
+            logged_failure(&logs, "guest", &format!("cannot read {path}")),
+            "{path}: {:?}",
+            logs.lines()
         );
     }
     let (message, denied) = echo(&host, "write:data/new.txt").await;
+    assert!(denied, "{message}");
     assert!(
-        denied && message.contains("cannot write data/new.txt"),
-        "{message}"
+        logged_failure(&logs, "guest", "cannot write data/new.txt"),
+        "{:?}",
+        logs.lines()
     );
     assert!(!dir.path().join("hostile/data/new.txt").exists());
     assert_eq!(

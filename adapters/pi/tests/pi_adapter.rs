@@ -545,14 +545,24 @@ export default function (pi: ExtensionAPI) {
   });
 }"#,
     );
+    let (logs, _guard) = capture_logs();
     let host = open(dir.path()).unwrap();
     let (agent, _) = scripted(vec![call("echo", json!({"text": "hi"})), text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "echo").await);
-    assert!(results[0].2, "{results:?}");
     assert!(
-        results[0].1.contains("pi.sendMessage is not available"),
+        results[0].2 && results[0].1.contains("plugin 'chatty' returned an error"),
         "{results:?}"
+    );
+    assert!(
+        lines_with(&logs, "plugin", "chatty")
+            .iter()
+            .any(|l| l["fields"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("pi.sendMessage is not available")),
+        "the detail is logged: {:?}",
+        logs.lines()
     );
 }
 

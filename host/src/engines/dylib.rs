@@ -75,8 +75,15 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         .filter(|(i, _)| table.hooks & (1 << i) != 0)
         .map(|(_, h)| *h)
         .collect();
+    // Log lines carry the name the host gives the plugin (the registry's
+    // rule: a manifest's name wins over the library's own).
+    let host_name = if candidate.named_by_manifest || name.is_empty() {
+        candidate.name.clone()
+    } else {
+        name.clone()
+    };
     let plugin = Arc::new(DylibPlugin {
-        name: name.clone(),
+        name: host_name,
         table,
         library: Arc::new(library),
         worker: Arc::new(WorkerSlot::new(&format!("dylib-{name}"))),

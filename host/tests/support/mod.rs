@@ -304,3 +304,61 @@ pub fn checked(doc: &serde_json::Value, name: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("{name}: {doc}"))
         .clone()
 }
+
+/// A `bash` tool that runs nothing: it records each command it is asked to
+/// run, so a test can tell that a denied call never ran.
+#[derive(Clone, Default)]
+pub struct RecordingBash(Arc<Mutex<Vec<String>>>);
+
+impl RecordingBash {
+    /// The commands it was asked to run, in order.
+    pub fn commands(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl AgentTool for RecordingBash {
+    fn name(&self) -> &str {
+        "bash"
+    }
+    fn label(&self) -> &str {
+        "Bash"
+    }
+    fn description(&self) -> &str {
+        "Run a shell command (recorded, never run)"
+    }
+    fn parameters_schema(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object", "properties": {"command": {"type": "string"}}})
+    }
+    async fn execute(
+        &self,
+        params: serde_json::Value,
+        _ctx: ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        let command = params["command"].as_str().unwrap_or("").to_string();
+        self.0.lock().unwrap().push(command.clone());
+        Ok(ToolResult {
+            content: vec![Content::Text {
+                text: format!("ran {command}"),
+            }],
+            details: serde_json::Value::Null,
+        })
+    }
+}
+
+/// An agent on scripted responses with the recording `bash` tool.
+pub fn scripted_bash(responses: Vec<MockResponse>) -> (Agent, RecordingBash) {
+    let bash = RecordingBash::default();
+    let agent = Agent::from_provider(MockProvider::new(responses), ModelConfig::mock())
+        .with_tools(vec![Box::new(bash.clone())]);
+    (agent, bash)
+}
+
+/// The captured log lines that carry field `field` equal to `value`.
+pub fn lines_with(logs: &Captured, field: &str, value: &str) -> Vec<serde_json::Value> {
+    logs.lines()
+        .into_iter()
+        .filter(|l| l["fields"][field] == value)
+        .collect()
+}

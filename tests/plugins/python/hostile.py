@@ -1,6 +1,7 @@
 """A hostile policy: what `before_tool` does depends on the echo text."""
 
 import asyncio
+import os
 import sys
 import time
 
@@ -30,6 +31,8 @@ def hostile(call):
         log.info("woke up after the deadline")
     if what == "exit":
         sys.exit(3)
+    if what == "os exit":
+        os._exit(4)
     if what == "wrong shape":
         return {"allow": True}
     if what == "not json":

@@ -3,6 +3,7 @@
 // Evaluated once per runtime as a function of `host`, the host's callbacks:
 //   host.done(callId, replyJson)     a hook call's reply, as JSON text
 //   host.fail(callId, message)       a hook call threw or rejected
+//   host.badReply(callId, message)   a hook call's reply is not JSON
 //   host.log(callId, runId, level, message)
 //                                    a log line (callId/runId null: console)
 //   host.timer(timerId, ms)          fire `fire(timerId)` in `ms`
@@ -155,11 +156,11 @@
     try {
       json = JSON.stringify(value === undefined ? null : value);
     } catch (e) {
-      host.fail(callId, "the reply cannot be turned into JSON: " + describe(e));
+      host.badReply(callId, "the reply cannot be turned into JSON: " + describe(e));
       return;
     }
     if (json === undefined) {
-      host.fail(callId, `the reply cannot be turned into JSON (it is a ${typeof value})`);
+      host.badReply(callId, `the reply cannot be turned into JSON (it is a ${typeof value})`);
       return;
     }
     host.done(callId, json);

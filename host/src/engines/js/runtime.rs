@@ -20,8 +20,8 @@
 //! - an interrupt handler stops running code once the earliest deadline of
 //!   the calls in flight has passed (a spinning script cannot hold the thread
 //!   past it), and a call whose promise has not settled by its deadline is
-//!   dropped as [`CallError::Timeout`] (or [`CallError::Cancelled`] when its
-//!   run is cancelled, which wakes the thread at once). Either way the call's
+//!   dropped (the host, which enforces the deadline, reports the timeout; a
+//!   cancelled run wakes the thread at once). Either way the call's
 //!   `ctx.signal` aborts, so the plugin can stop its work.
 //!
 //! Another backend (V8, say) would be another module with the same
@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use yohost_contract::{HookCall, HookReply};
+use yohost_contract::{HookCall, HookReply, ReplyError};
 
 /// The most native stack a plugin's code may use.
 pub const MAX_STACK_BYTES: usize = 1024 * 1024;
@@ -181,12 +181,23 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
 /// A call in flight on the engine thread.
 struct InFlight {
     call: HookCall,
-    started: Instant,
     deadline: Instant,
     cancel: tokio_util::sync::CancellationToken,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
     dispatch: tracing::Dispatch,
     span: tracing::Span,
+}
+
+/// How a call settled on the engine thread.
+enum Settled {
+    /// The reply, as JSON text.
+    Replied(String),
+    /// The plugin's code threw, or its promise rejected: its own answer.
+    Threw(String),
+    /// The reply cannot be turned into JSON.
+    Unreadable(String),
+    /// The driver failed before the plugin's code could catch anything.
+    Broke(String),
 }
 
 /// A call the host gave up on: its log lines still go to its caller's
@@ -209,8 +220,8 @@ struct Shared {
     /// The name log lines carry.
     name: RefCell<String>,
     calls: RefCell<HashMap<u64, InFlight>>,
-    /// Replies (`Ok(json)`) and failures (`Err(message)`) not yet handled.
-    settled: RefCell<Vec<(u64, Result<String, String>)>>,
+    /// Calls that settled, not yet answered.
+    settled: RefCell<Vec<(u64, Settled)>>,
     /// Pending timers, earliest first.
     timers: RefCell<BinaryHeap<Reverse<Timer>>>,
     /// The call whose code is running, when the loop knows it.
@@ -270,26 +281,26 @@ impl Shared {
         }
     }
 
-    /// Answer every call whose deadline passed or whose run was cancelled.
-    /// Returns them.
+    /// Stop serving every call whose deadline passed or whose run was
+    /// cancelled, dropping its promise. The host has stopped waiting for it
+    /// (the deadline is enforced in [`crate::invoke`], which reports the
+    /// timeout); this frees the engine. Returns them, so that their
+    /// `ctx.signal` can abort.
     fn expire(&self, now: Instant) -> Vec<Expired> {
-        let gone: Vec<(u64, bool, Duration)> = self
+        let gone: Vec<(u64, bool)> = self
             .calls
             .borrow()
             .iter()
             .filter(|(_, c)| c.deadline <= now || c.cancel.is_cancelled())
-            .map(|(id, c)| {
-                let allowed = c.deadline.saturating_duration_since(c.started);
-                (*id, c.cancel.is_cancelled(), allowed)
-            })
+            .map(|(id, c)| (*id, c.cancel.is_cancelled()))
             .collect();
         gone.into_iter()
-            .filter_map(|(id, cancelled, allowed)| {
+            .filter_map(|(id, cancelled)| {
                 let call = self.calls.borrow_mut().remove(&id)?;
                 let _ = call.reply.send(Err(if cancelled {
                     CallError::Cancelled
                 } else {
-                    CallError::Timeout(allowed)
+                    CallError::Timeout(Duration::ZERO)
                 }));
                 Some(Expired {
                     id,
@@ -666,14 +677,27 @@ fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<
     host.set(
         "done",
         Function::new(ctx.clone(), move |id: f64, json: String| {
-            s.settled.borrow_mut().push((id as u64, Ok(json)));
+            s.settled
+                .borrow_mut()
+                .push((id as u64, Settled::Replied(json)));
         })?,
     )?;
     let s = Rc::clone(shared);
     host.set(
         "fail",
         Function::new(ctx.clone(), move |id: f64, message: String| {
-            s.settled.borrow_mut().push((id as u64, Err(message)));
+            s.settled
+                .borrow_mut()
+                .push((id as u64, Settled::Threw(message)));
+        })?,
+    )?;
+    let s = Rc::clone(shared);
+    host.set(
+        "badReply",
+        Function::new(ctx.clone(), move |id: f64, message: String| {
+            s.settled
+                .borrow_mut()
+                .push((id as u64, Settled::Unreadable(message)));
         })?,
     )?;
     let s = Rc::clone(shared);
@@ -808,7 +832,6 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
         id,
         InFlight {
             call: request.call,
-            started: Instant::now(),
             deadline: request.limits.deadline,
             cancel: request.limits.cancel,
             reply: request.reply,
@@ -870,7 +893,7 @@ fn fail_entry(engine: &Engine, shared: &Shared, call: Option<u64>, why: String) 
             });
         }
     } else if let Some(id) = call {
-        shared.settled.borrow_mut().push((id, Err(why)));
+        shared.settled.borrow_mut().push((id, Settled::Broke(why)));
     }
 }
 
@@ -880,17 +903,18 @@ fn settle_calls(engine: &Engine, shared: &Shared) -> bool {
     let settled: Vec<_> = shared.settled.borrow_mut().drain(..).collect();
     let mut out_of_memory = false;
     for (id, outcome) in settled {
-        match outcome {
-            Ok(json) => shared.answer(id, |call| decode_json_reply(call, &json)),
-            Err(message) => {
-                if engine.take_refused() {
-                    out_of_memory = true;
-                    shared.answer(id, |_| Err(CallError::OutOfMemory(engine.memory_bytes)));
-                } else {
-                    shared.answer(id, |_| Err(CallError::Crashed(message)));
-                }
-            }
-        }
+        let refused = !matches!(outcome, Settled::Replied(_)) && engine.take_refused();
+        out_of_memory |= refused;
+        shared.answer(id, |call| match outcome {
+            _ if refused => Err(CallError::OutOfMemory(engine.memory_bytes)),
+            Settled::Replied(json) => decode_json_reply(call, &json),
+            Settled::Threw(message) => Err(CallError::Guest(message)),
+            Settled::Unreadable(problem) => Err(CallError::BadReply(ReplyError {
+                hook: call.hook(),
+                problem,
+            })),
+            Settled::Broke(message) => Err(CallError::Crashed(message)),
+        });
     }
     out_of_memory
 }

@@ -22,12 +22,19 @@ class Interrupted(BaseException):
     """Raised into a hook's thread when the host gives up on it."""
 
 
+class ExitRefused(BaseException):
+    """Raised by ``os._exit`` in the host's process: a plugin cannot end it."""
+
+
 class LoadFailure(Exception):
     """A plugin could not be imported; the message names the file and line."""
 
 
 def start(native_log, venv):
-    """Route logs to the host and put ``venv``'s packages on ``sys.path``."""
+    """Route logs to the host, put ``venv``'s packages on ``sys.path``, and
+    never write into the plugin directory (no ``__pycache__`` beside a
+    plugin: it would also count as a change of the live directory)."""
+    sys.dont_write_bytecode = True
     yohost._sink = native_log
     root = logging.getLogger()
     root.addHandler(_HostHandler())
@@ -35,6 +42,22 @@ def start(native_log, venv):
     logging.getLogger("asyncio").setLevel(logging.WARNING)  # the host's loops, not the plugin's
     if venv:
         _add_venv(venv)
+    _guard_exit()
+
+
+def _guard_exit():
+    """Make ``os._exit`` raise :class:`ExitRefused` in the host's own process.
+    A child made by ``fork`` (``multiprocessing`` does that) still exits."""
+    real_exit = os._exit
+    host_pid = os.getpid()
+
+    def _exit(code):
+        if os.getpid() != host_pid:
+            real_exit(code)
+        raise ExitRefused(f"called os._exit({code!r}); a plugin cannot exit the host")
+
+    os._exit = _exit
+    sys.modules[os.name]._exit = _exit  # `posix` (or `nt`), where os got it
 
 
 def _add_venv(venv):
@@ -125,8 +148,8 @@ class Worker:
 
     def call(self, plugin, name, hook, args_json):
         """Run ``hook`` of ``plugin``: ``(status, text)``, where status is
-        ``ok`` (text is the JSON reply), ``guest``, ``crashed``, ``bad_reply``
-        or ``interrupted``."""
+        ``ok`` (text is the JSON reply), ``guest`` (the plugin raised: its
+        own error), ``bad_reply`` or ``interrupted``."""
         args = json.loads(args_json)
         run = args if hook == "tools" else args["run"]
         token = yohost._current.set((run["run_id"], name))
@@ -149,7 +172,11 @@ class Worker:
             yohost._emit("error", f"{hook} raised:\n{traceback.format_exc()}")
             if isinstance(error, SystemExit):
                 return "crashed", f"called sys.exit({error.code!r}); a plugin cannot exit the host"
-            return "crashed", f"{type(error).__name__}: {error}"
+            if not isinstance(error, Exception):
+                return "crashed", f"{type(error).__name__}: {error}"
+            # An exception is the plugin's answer: the call fails closed and
+            # the plugin keeps serving the run.
+            return "guest", f"{type(error).__name__}: {error}"
         finally:
             yohost._current.reset(token)
 

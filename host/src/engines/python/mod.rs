@@ -37,20 +37,38 @@
 //!
 //! # Calls, failures and deadlines
 //!
-//! Calls run on worker threads ([`workers`]), never on the async runtime's.
-//! An exception is a crash (its traceback is logged with the plugin's name
-//! and the `run_id`); `raise yohost.HookError(...)` is the plugin's own
-//! error; a reply that is not JSON or not the hook's shape is a bad reply;
-//! `sys.exit()` is a crash, not an exit. Each fails closed. A hook past its
-//! deadline is interrupted (see [`workers`] for what cannot be). Importing a
-//! plugin is bounded too: an import still running after
-//! [`IMPORT_TIMEOUT`] is interrupted and the plugin refused.
+//! Calls and imports run on worker threads ([`workers`]), never on the
+//! caller's: no thread of the host outside the engine ever waits for the
+//! GIL. An exception and `raise yohost.HookError(...)` are the plugin's own
+//! error (`CallError::Guest`: an exception's traceback is logged with the
+//! plugin's name and the `run_id`, and the plugin keeps serving the run);
+//! `sys.exit()` is a crash, not an exit; a reply that is not JSON
+//! or not the hook's shape is a bad reply. Each fails closed. A hook past
+//! its deadline (which the host enforces) is interrupted (see [`workers`] for what cannot be).
+//! Importing a plugin is bounded too: an import still running after its
+//! load timeout (`[timeouts] load`, default 10 s) is interrupted and the
+//! plugin refused.
+//!
+//! # A wedged interpreter
+//!
+//! Code that holds the GIL and never returns to the interpreter (one long C
+//! call such as `sum(range(10**18))`) cannot be interrupted, and blocks
+//! every Python plugin. The engine notices ([`wedge`]): once some thread has
+//! waited for the GIL for a second, Python imports are refused at once and
+//! Python hook calls fail closed (`CallError::Unloaded`) without queueing,
+//! each naming the plugin that holds the interpreter (the one whose import
+//! or hook ran past its deadline); dylib, Wasm and JS plugins go on as
+//! before. When the holder lets go, Python plugins load and serve again.
 //!
 //! Python plugins are trusted code, not sandboxed: they run with the host's
-//! rights, and `os._exit()` or a crashing C extension takes the host down.
+//! rights. `os._exit()` in the host's process raises instead of exiting
+//! (a fork child's still exits), but a plugin that means to end the process
+//! (`os.kill`, `os.abort`, `ctypes`) or a crashing C extension takes the
+//! host down.
 
 mod interpreter;
 mod plugin;
+mod wedge;
 mod workers;
 
 use crate::discovery::Candidate;
@@ -60,11 +78,12 @@ use pyo3::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use wedge::{Task, Work};
 use yohost_contract::Hook;
 
-/// How long importing a plugin may take before it is interrupted.
-pub const IMPORT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a waiting load looks whether the interpreter is wedged.
+const WEDGE_POLL: Duration = Duration::from_millis(50);
 
 /// Numbers the module names plugins are imported under, so a changed file
 /// imports as new code and two plugins never share a module.
@@ -74,14 +93,16 @@ static NEXT_MODULE: AtomicU64 = AtomicU64::new(1);
 /// and the hooks it handles.
 type Imported = (Py<PyAny>, Option<String>, Vec<String>);
 
-/// Load a Python plugin.
+/// Load a Python plugin. The import runs on a worker thread; this thread
+/// never waits for the GIL, and waits for the import at most the plugin's
+/// load timeout (`[timeouts] load`), or only until the interpreter is found
+/// wedged, if the import cannot start.
 pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     let path = &candidate.entry;
     let invalid = |message: String| LoadError::Invalid {
         path: path.clone(),
         message,
     };
-    Python::attach(|py| interpreter::host_module(py).map(|_| ())).map_err(invalid)?;
     let package = path.file_name().is_some_and(|n| n == "__init__.py");
     let folder = path.parent().unwrap_or(candidate.base_dir()).to_path_buf();
     let module = format!(
@@ -102,23 +123,41 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     );
     let (tx, rx) = mpsc::channel::<Result<Imported, String>>();
     let dispatch = tracing::dispatcher::get_default(Clone::clone);
-    let ticket = workers::submit(Box::new(move |py, _worker| {
-        let imported = tracing::dispatcher::with_default(&dispatch, || import(py, args));
-        Box::new(move || {
-            let _ = tx.send(imported);
-        })
-    }))
-    .map_err(|e| invalid(format!("cannot start a Python worker thread: {e}")))?;
-    let (plugin, name, hook_names) = match rx.recv_timeout(IMPORT_TIMEOUT) {
-        Ok(imported) => imported.map_err(invalid)?,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            ticket.interrupt();
-            return Err(invalid(format!(
-                "importing it did not finish within {IMPORT_TIMEOUT:?}"
-            )));
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            return Err(invalid("its Python worker thread failed".into()))
+    let task = Task {
+        plugin: candidate.name.as_str().into(),
+        work: Work::Import,
+    };
+    let ticket = workers::submit(
+        task,
+        Box::new(move |py, _worker| {
+            let imported = tracing::dispatcher::with_default(&dispatch, || import(py, args));
+            Box::new(move || {
+                let _ = tx.send(imported);
+            })
+        }),
+    )
+    .map_err(|e| invalid(format!("not imported: {e}")))?;
+    let timeout = candidate.manifest.load_timeout();
+    let deadline = Instant::now() + timeout;
+    let (plugin, name, hook_names) = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(WEDGE_POLL)) {
+            Ok(imported) => break imported.map_err(invalid)?,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(invalid(workers::lost())),
+            Err(mpsc::RecvTimeoutError::Timeout) if left <= WEDGE_POLL => {
+                ticket.interrupt();
+                return Err(invalid(format!(
+                    "importing it did not finish within its load deadline of {timeout:?} \
+                     (`[timeouts] load` in plugin.toml)"
+                )));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // An import that cannot start waits for nobody.
+                if let Some(wedged) = (!ticket.running()).then(wedge::wedged).flatten() {
+                    ticket.interrupt();
+                    return Err(invalid(format!("not imported: {wedged}")));
+                }
+            }
         }
     };
     let hooks: BTreeSet<Hook> = hook_names

@@ -4,7 +4,8 @@
 //! back as JSON text, read by [`decode_json_reply`]. The plugin's `Plugin`
 //! object is shared by every run (Python plugins keep no per-run instance).
 
-use super::workers::{self, Ticket};
+use super::wedge::{Task, Work};
+use super::workers::{self, Ticket, Unavailable};
 use crate::codec::decode_json_reply;
 use crate::error::CallError;
 use crate::plugin::{CallLimits, Plugin, PluginRun};
@@ -26,7 +27,7 @@ impl PythonPlugin {
     pub(super) fn new(name: String, plugin: Py<PyAny>, module: String) -> Self {
         Self {
             run: Arc::new(PythonRun {
-                name,
+                name: name.into(),
                 plugin: Arc::new(plugin),
             }),
             module,
@@ -37,12 +38,19 @@ impl PythonPlugin {
 impl Drop for PythonPlugin {
     fn drop(&mut self) {
         let module = std::mem::take(&mut self.module);
-        let forget = workers::submit(Box::new(move |_py, worker| {
-            if let Err(e) = worker.call_method1("forget", (module,)) {
-                tracing::warn!("cannot unload a Python plugin's module: {e}");
-            }
-            Box::new(|| {})
-        }));
+        let task = Task {
+            plugin: Arc::clone(&self.run.name),
+            work: Work::Unload,
+        };
+        let forget = workers::submit(
+            task,
+            Box::new(move |_py, worker| {
+                if let Err(e) = worker.call_method1("forget", (module,)) {
+                    tracing::warn!("cannot unload a Python plugin's module: {e}");
+                }
+                Box::new(|| {})
+            }),
+        );
         if let Err(e) = forget {
             tracing::warn!("cannot unload a Python plugin's module: {e}");
         }
@@ -57,7 +65,7 @@ impl Plugin for PythonPlugin {
 }
 
 struct PythonRun {
-    name: String,
+    name: Arc<str>,
     plugin: Arc<Py<PyAny>>,
 }
 
@@ -67,41 +75,50 @@ type Outcome = Result<(String, String), String>;
 
 #[async_trait::async_trait]
 impl PluginRun for PythonRun {
-    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
         let started = Instant::now();
         let (tx, rx) = tokio::sync::oneshot::channel::<Outcome>();
         let plugin = Arc::clone(&self.plugin);
-        let name = self.name.clone();
+        let name = Arc::clone(&self.name);
+        let task = Task {
+            plugin: Arc::clone(&self.name),
+            work: Work::Hook(call.hook()),
+        };
         let hook = call.hook().as_str();
         let args = call.args_json().to_string();
         // Log lines written on the worker go to this task's subscriber,
         // inside the hook's span.
         let span = tracing::Span::current();
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
-        let ticket = workers::submit(Box::new(move |py, worker| {
-            let outcome = tracing::dispatcher::with_default(&dispatch, || {
-                span.in_scope(|| {
-                    worker
-                        .call_method1("call", (plugin.bind(py), name, hook, args))
-                        .and_then(|reply| reply.extract::<(String, String)>())
-                        .map_err(|e| e.to_string())
+        let ticket = workers::submit(
+            task,
+            Box::new(move |py, worker| {
+                let outcome = tracing::dispatcher::with_default(&dispatch, || {
+                    span.in_scope(|| {
+                        worker
+                            .call_method1("call", (plugin.bind(py), &*name, hook, args))
+                            .and_then(|reply| reply.extract::<(String, String)>())
+                            .map_err(|e| e.to_string())
+                    })
+                });
+                Box::new(move || {
+                    let _ = tx.send(outcome);
                 })
-            });
-            Box::new(move || {
-                let _ = tx.send(outcome);
-            })
-        }))
-        .map_err(|e| CallError::Crashed(format!("cannot start a Python worker thread: {e}")))?;
+            }),
+        )
+        .map_err(|e| match e {
+            // Queueing behind a wedged interpreter would only time out.
+            Unavailable::Wedged(wedged) => CallError::Unloaded(wedged.to_string()),
+            Unavailable::NoThread(_) => CallError::Crashed(e.to_string()),
+        })?;
+        // The host enforces the deadline (`invoke`): when it stops waiting,
+        // this future is dropped, and so is `pending`, which interrupts the
+        // job.
         let pending = Pending(ticket);
-        let outcome = tokio::select! {
-            outcome = crate::worker::reply_spinning(rx) => outcome.ok_or(()),
-            _ = tokio::time::sleep_until(limits.deadline.into()) => {
-                return Err(CallError::Timeout(started.elapsed())); // `pending` interrupts it
-            }
-        };
+        let outcome = crate::worker::reply_spinning(rx).await.ok_or(());
         drop(pending); // finished: the job is no longer running, a no-op
         match outcome {
-            Err(_) => Err(CallError::Crashed("its Python worker thread failed".into())),
+            Err(_) => Err(CallError::Crashed(workers::lost())),
             Ok(Err(escaped)) => Err(CallError::Crashed(escaped)),
             Ok(Ok((status, text))) => match status.as_str() {
                 "ok" => decode_json_reply(&call, &text),

@@ -17,8 +17,14 @@
 //! extension in a tight loop, or a blocking call such as `time.sleep`,
 //! `socket.recv` or `Lock.acquire`, keeps its worker until it returns, and
 //! the exception is raised then. Later calls get other workers meanwhile.
+//!
+//! A job given up on before it started (its worker still waiting for the
+//! GIL) never runs. No thread that serves a caller waits for the GIL: every
+//! wait is a worker's or an interrupter's, watched by [`wedge`]; while the
+//! interpreter is wedged, [`submit`] refuses new jobs at once.
 
 use super::interpreter::host_module;
+use super::wedge::{self, Task, Waiter, Wedged};
 use pyo3::prelude::*;
 use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -43,6 +49,8 @@ const CANCEL_GRACE: Duration = Duration::from_millis(100);
 const WORKER_STACK_BYTES: usize = 8 * 1024 * 1024;
 
 static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
+/// Why Python could not start, once a worker found out.
+static START_FAILED: OnceLock<String> = OnceLock::new();
 static NEXT_JOB: AtomicU64 = AtomicU64::new(1);
 
 /// A worker thread: where to send it jobs, and what it is doing.
@@ -52,12 +60,15 @@ struct Worker {
     state: Arc<WorkerState>,
 }
 
-#[derive(Default)]
 struct WorkerState {
     /// The thread's Python thread id (`threading.get_ident()`).
     ident: AtomicU64,
     /// The job running now, 0 when none. Changed only with the GIL held.
     running: AtomicU64,
+    /// The last job given up on: if it has not started, it never will.
+    abandoned: AtomicU64,
+    /// The thread's waits for the GIL.
+    waiter: Arc<Waiter>,
     /// Set (with the GIL held) when the running job was interrupted.
     interrupted: AtomicBool,
     /// The worker's Python side.
@@ -68,10 +79,26 @@ struct WorkerState {
 pub(super) struct Ticket {
     state: Arc<WorkerState>,
     job: u64,
+    task: Task,
 }
 
-/// Run `job` on a worker thread.
-pub(super) fn submit(job: Job) -> std::io::Result<Ticket> {
+/// Why a job was not submitted.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unavailable {
+    /// The interpreter is wedged.
+    #[error("{0}")]
+    Wedged(Wedged),
+    /// No worker thread could be started.
+    #[error("cannot start a Python worker thread: {0}")]
+    NoThread(#[from] std::io::Error),
+}
+
+/// Run `job` (doing `task`) on a worker thread, unless the interpreter is
+/// wedged.
+pub(super) fn submit(task: Task, job: Job) -> Result<Ticket, Unavailable> {
+    if let Some(wedged) = wedge::wedged() {
+        return Err(Unavailable::Wedged(wedged));
+    }
     let id = NEXT_JOB.fetch_add(1, Ordering::Relaxed);
     let idle = lock(&IDLE).pop();
     let worker = match idle {
@@ -87,6 +114,7 @@ pub(super) fn submit(job: Job) -> std::io::Result<Ticket> {
     Ok(Ticket {
         state: worker.state,
         job: id,
+        task,
     })
 }
 
@@ -94,35 +122,52 @@ fn spawn() -> std::io::Result<Worker> {
     let (jobs, queue) = mpsc::channel();
     let worker = Worker {
         jobs,
-        state: Arc::default(),
+        state: Arc::new(WorkerState {
+            ident: AtomicU64::new(0),
+            running: AtomicU64::new(0),
+            abandoned: AtomicU64::new(0),
+            interrupted: AtomicBool::new(false),
+            python: OnceLock::new(),
+            waiter: Waiter::new(None),
+        }),
     };
     let this = worker.clone();
     std::thread::Builder::new()
         .name("yohost-python".into())
         .stack_size(WORKER_STACK_BYTES)
-        .spawn(move || Python::attach(|py| serve(py, this, Mutex::new(queue))))?;
+        .spawn(move || {
+            let waiter = Arc::clone(&this.state.waiter);
+            waiter.attach(|py| serve(py, this, Mutex::new(queue)))
+        })?;
     Ok(worker)
 }
 
 /// The worker thread: run jobs until it is retired (interrupted, or not
 /// needed as an idle worker).
 fn serve(py: Python<'_>, this: Worker, queue: Mutex<mpsc::Receiver<(u64, Job)>>) {
-    let Ok(python) = host_module(py).and_then(|host| {
+    let python = match host_module(py).and_then(|host| {
         host.bind(py)
             .call_method0("Worker")
             .map_err(|e| e.to_string())
-    }) else {
-        return; // dropping the queue fails the jobs sent here
+    }) {
+        Ok(python) => python,
+        Err(e) => {
+            let _ = START_FAILED.set(e);
+            return; // dropping the queue fails the jobs sent here
+        }
     };
     // SAFETY: plain query of the calling thread's id.
     let ident = unsafe { pyo3::ffi::PyThread_get_thread_ident() };
     this.state.ident.store(ident as u64, Ordering::SeqCst);
     let _ = this.state.python.set(python.clone().unbind());
+    let waiter = &this.state.waiter;
     loop {
-        let next = py.detach(|| crate::worker::recv_spinning(&lock(&queue)).ok_or(()));
+        let next = waiter.detach(py, || crate::worker::recv_spinning(&lock(&queue)).ok_or(()));
         let Ok((id, job)) = next else { return };
         this.state.running.store(id, Ordering::SeqCst);
-        let deliver = job(py, &python);
+        // Given up on while this thread waited for the GIL: never run it.
+        let wanted = this.state.abandoned.load(Ordering::SeqCst) != id;
+        let deliver = wanted.then(|| job(py, &python));
         this.state.running.store(0, Ordering::SeqCst);
         // SAFETY: clearing this thread's pending async exception, if the
         // interrupt came as the job was returning; the GIL is held.
@@ -135,32 +180,55 @@ fn serve(py: Python<'_>, this: Worker, queue: Mutex<mpsc::Receiver<(u64, Job)>>)
             }
             full
         };
-        deliver();
+        if let Some(deliver) = deliver {
+            deliver();
+        }
         if retire {
             return;
         }
     }
 }
 
+/// Why a job's worker went away without delivering its result.
+pub(super) fn lost() -> String {
+    match START_FAILED.get() {
+        Some(e) => e.clone(),
+        None => "its Python worker thread failed".into(),
+    }
+}
+
 impl Ticket {
-    /// Stop the job if it is still running. Never waits for the GIL: the
-    /// interrupt is sent from a thread of its own.
+    /// Give up on the job: if it has not started it never will, and if it
+    /// is running it is stopped. Never waits for the GIL: the interrupt is
+    /// sent from a thread of its own, whose wait [`wedge`] watches (a job
+    /// that holds the GIL past its deadline wedges the interpreter).
     pub(super) fn interrupt(&self) {
+        // The worker stores `running` before it reads `abandoned`, and this
+        // stores `abandoned` before it reads `running`: at least one of
+        // them sees the other, so the job is either skipped or interrupted.
+        self.state.abandoned.store(self.job, Ordering::SeqCst);
         if self.state.running.load(Ordering::SeqCst) != self.job {
             return;
         }
         let state = Arc::clone(&self.state);
         let job = self.job;
+        let waiter = Waiter::new(Some(self.task.clone()));
         let sent = std::thread::Builder::new()
             .name("yohost-python-interrupt".into())
-            .spawn(move || Python::attach(|py| interrupt_now(py, &state, job)));
+            .spawn(move || waiter.attach(|py| interrupt_now(py, &state, job, &waiter)));
         if let Err(e) = sent {
             tracing::error!("cannot interrupt a Python hook: {e}");
         }
     }
+
+    /// Whether the job is running on its worker now (not waiting to
+    /// start, not finished).
+    pub(super) fn running(&self) -> bool {
+        self.state.running.load(Ordering::SeqCst) == self.job
+    }
 }
 
-fn interrupt_now(py: Python<'_>, state: &WorkerState, job: u64) {
+fn interrupt_now(py: Python<'_>, state: &WorkerState, job: u64, waiter: &Waiter) {
     if state.running.load(Ordering::SeqCst) != job {
         return;
     }
@@ -174,7 +242,7 @@ fn interrupt_now(py: Python<'_>, state: &WorkerState, job: u64) {
     });
     if cancelled {
         // Let the coroutine see the cancellation and clean up first.
-        py.detach(|| std::thread::sleep(CANCEL_GRACE));
+        waiter.detach(py, || std::thread::sleep(CANCEL_GRACE));
     }
     raise_interrupted(py, state, job);
 }

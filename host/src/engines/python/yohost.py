@@ -18,8 +18,10 @@ Every handler takes one argument, the hook's argument as a ``dict`` (typed
 below as ``TypedDict``\\ s), and may be ``def`` or ``async def``. It returns
 the hook's reply: ``None``, a plain ``dict``/``str``/``list`` in the contract's
 JSON shape, or one of the reply helpers (:class:`Deny`, :class:`Rewrite`,
-:class:`Note`, ...). Raising :class:`HookError` fails the hook with your own
-message; any other exception is a crash. Either way the host fails closed.
+:class:`Note`, ...). Raising :class:`HookError` (or any other exception) fails
+the hook: the host fails closed, logs the message (with the traceback for an
+exception other than :class:`HookError`), and the plugin keeps serving the
+run. ``sys.exit()`` is a crash: the plugin is unloaded for the rest of the run.
 
 The host provides this module to plugins itself (its own copy wins over an
 installed one, so the SDK always matches the host); ``pip install`` it for

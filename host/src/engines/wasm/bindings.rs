@@ -239,7 +239,20 @@ pub(super) fn reply(call: &HookCall, reply: WitReply) -> Result<HookReply, CallE
         WitReply::OnStop(wit::OnStopReply::Fail(reason)) => json!({ "fail": reason }),
         WitReply::Ignored => Value::Null,
     };
+    check_size(text_bytes(&value))?;
     Ok(call.parse_reply(value)?)
+}
+
+/// About how many bytes a reply takes: its text, keys and a few bytes for
+/// each other value. Every engine holds replies to the same limit; this one
+/// counts the typed reply rather than its encoding.
+fn text_bytes(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(text_bytes).sum(),
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + text_bytes(v)).sum(),
+        _ => 8,
+    }
 }
 
 fn run(run: &RunInfo) -> wit::RunInfo {

@@ -9,14 +9,15 @@
 //!   component is compiled once and cached on disk ([`cache`]), then
 //!   pre-linked (`InstancePre`) at load.
 //! - **A fresh instance per run.** [`Plugin::open_run`] instantiates;
-//!   [`PluginRun::close`] drops the instance. A trap discards the instance,
-//!   and the rest of the run fails closed.
+//!   [`PluginRun::close`] drops the instance. A trapped instance is dropped
+//!   (it cannot be entered again); the session fails the rest of the run
+//!   closed ([`CallError::discards_instance`]).
 //! - **Sandboxed, default deny** ([`sandbox`]): no file, environment
 //!   variable, network or wall clock unless `plugin.toml` grants it; memory
 //!   capped per instance (64 MiB unless `limits.memory_mib` says otherwise,
-//!   reported as [`CallError::OutOfMemory`]); a call still running at its
-//!   deadline is interrupted by an epoch deadline ([`CallError::Timeout`]),
-//!   and so is a call whose run is cancelled.
+//!   reported as [`CallError::OutOfMemory`]); a call still running at the
+//!   deadline the host gives it is interrupted by an epoch deadline, and so
+//!   is a call whose run is cancelled.
 //! - **Threads.** Calls are synchronous wasmtime calls on a worker thread of
 //!   the run's own ([`crate::worker`]), so a guest that spins never holds an
 //!   async worker; the epoch deadline bounds how long it holds its thread.
@@ -195,7 +196,7 @@ impl Plugin for WasmPlugin {
             .await
             .unwrap_or_else(|e| Err(CallError::Crashed(e.to_string())))?;
         Ok(Arc::new(WasmRun {
-            slot: Arc::new(Mutex::new(Slot::Live(Box::new(instance)))),
+            instance: Arc::new(Mutex::new(Some(Box::new(instance)))),
             worker,
         }))
     }
@@ -250,7 +251,7 @@ impl Instance {
         match bindings::invoke(&guest, &mut self.store, call) {
             Ok(Ok(reply)) => bindings::reply(call, reply).map_err(Failure::Kept),
             Ok(Err(message)) => Err(Failure::Kept(CallError::Guest(message))),
-            Err(trap) => Err(Failure::Discarded(self.failure(trap, started))),
+            Err(trap) => Err(Failure::Trapped(self.failure(trap, started))),
         }
     }
 }
@@ -259,35 +260,35 @@ impl Instance {
 enum Failure {
     /// The plugin answered badly; the instance is still usable.
     Kept(CallError),
-    /// The instance trapped and is gone.
-    Discarded(CallError),
+    /// The instance trapped: it cannot be entered again.
+    Trapped(CallError),
 }
 
-enum Slot {
-    Live(Box<Instance>),
-    Gone(String),
-}
-
+/// One run's instance. Whether the plugin is unloaded for the rest of the
+/// run is the session's rule ([`CallError::discards_instance`]); this only
+/// drops an instance that trapped, which cannot be entered again, and
+/// answers a call that was already on its way to it.
 struct WasmRun {
-    slot: Arc<Mutex<Slot>>,
+    instance: Arc<Mutex<Option<Box<Instance>>>>,
     worker: WorkerSlot,
 }
 
 #[async_trait::async_trait]
 impl PluginRun for WasmRun {
     async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
-        let slot = Arc::clone(&self.slot);
+        let instance = Arc::clone(&self.instance);
         let work = self.worker.run(move || {
-            let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-            let instance = match &mut *slot {
-                Slot::Live(instance) => instance,
-                Slot::Gone(why) => return Err(CallError::Unloaded(why.clone())),
+            let mut slot = instance.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(live) = slot.as_mut() else {
+                return Err(CallError::Unloaded(
+                    "its instance trapped earlier in this run".into(),
+                ));
             };
-            match instance.call(&call, &limits) {
+            match live.call(&call, &limits) {
                 Ok(reply) => Ok(reply),
                 Err(Failure::Kept(error)) => Err(error),
-                Err(Failure::Discarded(error)) => {
-                    *slot = Slot::Gone(format!("its instance was discarded after it {error}"));
+                Err(Failure::Trapped(error)) => {
+                    *slot = None;
                     Err(error)
                 }
             }
@@ -299,8 +300,8 @@ impl PluginRun for WasmRun {
     async fn close(&self) {
         // A call still running keeps the instance until its deadline
         // interrupts it; the last reference drops it then.
-        if let Ok(mut slot) = self.slot.try_lock() {
-            *slot = Slot::Gone("the run ended".into());
+        if let Ok(mut slot) = self.instance.try_lock() {
+            *slot = None;
         }
     }
 }

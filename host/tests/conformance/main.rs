@@ -1,0 +1,107 @@
+//! One conformance suite for every engine and adapter: every case runs
+//! against every row of the table (`engines.rs`), through a real
+//! `yoagent::Agent` on a scripted `MockProvider`.
+//!
+//! # The protocol
+//!
+//! The agent has the `echo` tool and a recording tool `run {cmd}`, which
+//! records the `cmd` it actually ran with and returns `ran <cmd>`. Each row
+//! has one fixture plugin (`tests/plugins/conformance/`), named `fx-<row>`,
+//! and every fixture reacts to the same inputs:
+//!
+//! | Hook | Input | Reaction |
+//! | --- | --- | --- |
+//! | `before_tool` on `run` | every `cmd` | logs `before_tool <cmd>` first |
+//! | | starts with `deny`, or contains `rm -rf` | denies: `fx denied: <cmd>` |
+//! | | `rewrite:X` | rewrites `cmd` to `X` |
+//! | | `whoami` or `whoami <rest>` | rewrites `cmd` to `whoami:<run_id it was called with>` (and ` <rest>`) |
+//! | | `throw` | throws, raises or panics (its message holds `fx-secret-7f3a`) |
+//! | | `error` | returns an error of its own (a Rust `Err`, Python's `HookError`; a throw in JS) |
+//! | | `hang` | never settles |
+//! | | `spin` | busy-loops |
+//! | | `shape` | replies with a shape the contract does not allow |
+//! | | `oversize` | replies with over 16 MiB |
+//! | | `flood` | logs 100,000 lines (`flood <i>`), then allows |
+//! | | `memory` | allocates without bound |
+//! | | `file` | reads /etc/passwd, rewriting `cmd` to `leaked:<first line>` |
+//! | | anything else | allows |
+//! | `tools` / `call_tool` | `fx_echo {text}` | the text |
+//! | | `fx_image` | the text `fx image` and a 1×1 PNG |
+//! | | `fx_bad_image` | an `image/svg+xml` image, which the host must refuse |
+//! | `after_tool` | output text containing `redact-me` | replaces the content with `[redacted by fx]` |
+//! | `before_model` | every request | the note `fx note` |
+//! | `on_input` | text containing `forbidden-input` | rejects: `fx rejects forbidden-input` |
+//! | `on_stop` | an answer containing `lazy`, not continued yet | continues: `fx: try again` |
+//! | `on_event` | every event | logs `event <type>` |
+//! | `finish` | the run ended | logs `finish <end>` |
+//!
+//! Logs go through each SDK's own log call, so the host attaches `run_id`.
+//! Where a row cannot take a case as written (trusted engines get no
+//! `memory` or `file`; pi has no `on_stop`), the table says so and the case
+//! checks the documented outcome instead.
+//!
+//! # What is asserted
+//!
+//! Typed outcomes, not message substrings: whether `run` ran and with which
+//! `cmd`, `is_error` of each tool result, fixed texts, and the structured
+//! fields `plugin`, `hook`, `error_kind` and `run_id` of log lines.
+//!
+//! # Adding a row
+//!
+//! A fixture, a function in `engines.rs`, and its name in the list below.
+
+#[path = "../support/mod.rs"]
+mod support;
+#[path = "../support/wasm_guests.rs"]
+mod wasm_guests;
+
+mod cases;
+mod engines;
+mod harness;
+
+/// For every engine, a module with one test per case.
+macro_rules! conformance {
+    (engines: [$($engine:ident),* $(,)?], cases: $cases:tt $(,)?) => {
+        $(conformance!(@row $engine $cases);)*
+    };
+    (@row $engine:ident [$($case:ident),* $(,)?]) => {
+        mod $engine {
+            $(
+                #[tokio::test]
+                async fn $case() {
+                    crate::cases::$case(crate::engines::$engine()).await;
+                }
+            )*
+        }
+    };
+}
+
+conformance! {
+    engines: [dylib, wasm, ts, python, pi],
+    cases: [
+        deny,
+        rewrite,
+        rewrite_chain_is_rechecked,
+        rewrite_outside_the_host_is_rechecked,
+        tool_result_text,
+        tool_result_image,
+        bad_image_is_refused,
+        after_tool_edits,
+        notes_reach_every_request,
+        input_is_rejected,
+        stop_continues_once,
+        events_in_order_then_finish,
+        concurrent_runs_keep_their_run_ids,
+        throw_fails_closed,
+        error_fails_closed,
+        hang_times_out,
+        spin_times_out,
+        wrong_shape_is_a_bad_reply,
+        oversized_reply_is_refused,
+        memory_bomb_is_stopped,
+        forbidden_file_is_denied,
+        log_flood_is_attributed,
+        required_plugin_that_fails_to_load_fails_every_run,
+        advisory_plugin_that_fails_to_load_is_logged_each_run,
+    ],
+}
