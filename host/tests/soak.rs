@@ -223,7 +223,7 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
         let name = format!("fx-{}", engine.name);
         (engine.install)(dir.path(), &name, "");
     }
-    let host = Arc::new(PluginHost::open(dir.path()).unwrap());
+    let host = Arc::new(harness::open(dir.path()));
     assert_eq!(host.plugins().len(), 5, "{:?}", host.refused());
 
     runtime.block_on(async {
