@@ -16,6 +16,7 @@ use yohost::PluginHost;
 fn open_host(dir: &Path) -> Result<PluginHost, String> {
     PluginHost::builder(dir)
         .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
         .open()

@@ -80,6 +80,7 @@ impl Default for Adapters {
             EngineKind::Wasm,
             EngineKind::Js,
             EngineKind::Python,
+            EngineKind::Node,
         ] {
             adapters.register(Arc::new(crate::engines::Own(engine)));
         }

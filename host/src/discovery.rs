@@ -25,7 +25,7 @@
 
 use crate::error::LoadError;
 use crate::limits::MAX_SOURCE_BYTES;
-use crate::manifest::{check_name, Ecosystem, Manifest, NameError, MANIFEST_FILE};
+use crate::manifest::{check_name, Ecosystem, EngineChoice, Manifest, NameError, MANIFEST_FILE};
 use crate::plugin::EngineKind;
 use crate::source::{kind_of, read_text, ReadError};
 use std::path::{Path, PathBuf};
@@ -284,6 +284,20 @@ fn candidate(
     let ecosystem = match manifest.ecosystem {
         Some(ecosystem) => ecosystem,
         None => detect_ecosystem(root, &entry, engine)?,
+    };
+    let engine = match (manifest.engine, engine) {
+        (EngineChoice::Auto, engine) => engine,
+        (EngineChoice::Node, EngineKind::Js) => EngineKind::Node,
+        (EngineChoice::Node, other) => {
+            return Err(LoadError::Invalid {
+                path: root.join(MANIFEST_FILE),
+                message: format!(
+                    "`engine = \"node\"` runs JavaScript and TypeScript plugins; the entry {} is a {} plugin",
+                    entry.display(),
+                    other.as_str()
+                ),
+            })
+        }
     };
     Ok(Candidate {
         named_by_manifest: manifest.name.is_some(),

@@ -10,6 +10,7 @@
 //! priority = 10             # default: 100; lower runs first
 //! ecosystem = "pi"          # default: detected from the source's imports
 //! entry = "src/main.ts"     # default: the obvious entry of the folder
+//! engine = "node"           # JS/TS only: "auto" (default: the embedded engine) or "node"
 //!
 //! [timeouts]                # milliseconds, 1 to 86400000 (a day); default: the contract's per hook
 //! before_tool = 2000
@@ -184,6 +185,18 @@ impl Ecosystem {
     }
 }
 
+/// Which engine runs a JavaScript or TypeScript plugin (`engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineChoice {
+    /// The engine the entry's extension names (the embedded one for
+    /// JavaScript and TypeScript).
+    #[default]
+    Auto,
+    /// A `node` process: for plugins that need all of Node.
+    Node,
+}
+
 /// `[limits]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -231,6 +244,9 @@ pub struct Manifest {
     /// The entry file, relative to the plugin's folder. Absent: the obvious
     /// entry (`index.ts`, `__init__.py`, the only `.wasm`/`.so`, ...).
     pub entry: Option<PathBuf>,
+    /// The engine of a JavaScript or TypeScript plugin. Absent: `auto`.
+    #[serde(default)]
+    pub engine: EngineChoice,
     /// Per-hook timeouts in milliseconds, and `load`. Absent: the contract's
     /// defaults, and [`DEFAULT_LOAD_TIMEOUT`].
     #[serde(default)]

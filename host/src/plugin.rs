@@ -32,6 +32,8 @@ pub enum EngineKind {
     Js,
     /// Python on embedded CPython.
     Python,
+    /// TypeScript or JavaScript in a `node` process (`engine = "node"`).
+    Node,
 }
 
 impl EngineKind {
@@ -43,6 +45,7 @@ impl EngineKind {
             EngineKind::Wasm => "wasm",
             EngineKind::Js => "js",
             EngineKind::Python => "python",
+            EngineKind::Node => "node",
         }
     }
 }

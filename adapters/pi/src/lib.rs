@@ -22,6 +22,7 @@ use yohost::adapter::Adapter;
 use yohost::discovery::Candidate;
 use yohost::engines::js::modules::Builtin;
 use yohost::engines::js::{load_with, Flavor, RelativeTo, ServiceApi};
+use yohost::engines::node;
 use yohost::grants::Grants;
 use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
 
@@ -89,6 +90,35 @@ pub struct PiAdapter;
 /// The adapter, ready for `PluginHost::builder(dir).adapter(..)`.
 pub fn adapter() -> Arc<dyn Adapter> {
     Arc::new(PiAdapter)
+}
+
+/// Loads pi extensions on the Node engine (`engine = "node"` in their
+/// `plugin.toml`): the same flavor, in a `node` process, where Node's own
+/// built-ins replace the flavor's `node:fs` and `node:path`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PiOnNode;
+
+/// The Node adapter, ready for `PluginHost::builder(dir).adapter(..)`.
+pub fn node_adapter() -> Arc<dyn Adapter> {
+    Arc::new(PiOnNode)
+}
+
+impl Adapter for PiOnNode {
+    fn engine(&self) -> EngineKind {
+        EngineKind::Node
+    }
+
+    fn ecosystem(&self) -> Ecosystem {
+        Ecosystem::Pi
+    }
+
+    /// Load a pi extension on Node: refused, naming the event or call, when
+    /// it would rewrite history or the request, as on the embedded engine.
+    fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+        let mut loaded = node::load_with(candidate, &PI, &serde_json::Value::Null, grants)?;
+        loaded.ecosystem = Some(Ecosystem::Pi);
+        Ok(loaded)
+    }
 }
 
 impl Adapter for PiAdapter {

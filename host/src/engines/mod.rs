@@ -23,6 +23,8 @@ use crate::plugin::{EngineKind, Loaded};
 pub mod dylib;
 #[cfg(feature = "js")]
 pub mod js;
+#[cfg(feature = "js")]
+pub mod node;
 #[cfg(feature = "python")]
 pub mod python;
 #[cfg(feature = "wasm")]
@@ -61,6 +63,12 @@ impl Adapter for Own {
             EngineKind::Js => {
                 #[cfg(feature = "js")]
                 return js::load(candidate, grants);
+                #[cfg(not(feature = "js"))]
+                return Err(missing(candidate, "js"));
+            }
+            EngineKind::Node => {
+                #[cfg(feature = "js")]
+                return node::load(candidate, grants);
                 #[cfg(not(feature = "js"))]
                 return Err(missing(candidate, "js"));
             }

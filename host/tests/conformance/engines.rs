@@ -6,13 +6,17 @@
 //! | dylib | fixture.rs as a cdylib | `crashed` (a panic) | `memory`, `file`: trusted code, not sandboxed. `spin` stops by itself after 2 s (native code cannot be interrupted) |
 //! | wasm | fixture.rs as a component | `crashed` (a trap) | — |
 //! | ts | fixture.ts | `guest` (a throw) | — |
+//! | node | fixture.ts with `engine = "node"` | `guest` (a throw) | — (`memory` is V8 aborting at `--max-old-space-size`; `file` is the permission model's refusal) |
 //! | python | fixture.py | `guest` (an exception) | `memory`, `file`: trusted code, not sandboxed |
 //! | pi | fixture_pi.ts | `guest` (a throw) | no run id in pi's `ctx` (`whoami` is not rewritten); an `input` handler cannot give a reason (the adapter's own text); no `on_stop` (a lazy answer is accepted); no `finish` (its last line is its last event) |
+//! | pi_node | fixture_pi.ts with `engine = "node"` | `guest` (a throw) | as pi |
 //! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images); no file API; `shape` is a decision the adapter rejects, so `guest` |
 //! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); no log API (no `flood`); trusted code, not sandboxed; its text is its reply's JSON |
 //!
 //! A new row is one function here plus one line in `main.rs`'s
-//! `conformance!` list, and a fixture.
+//! `conformance!` list, and a fixture. A row that needs something the
+//! machine may lack says so in [`unavailable`]: its cases are then skipped
+//! with the reason printed.
 
 use crate::support::{example_dylib, write};
 use crate::wasm_guests::guest;
@@ -234,6 +238,30 @@ pub fn ts() -> Engine {
     }
 }
 
+/// Why row `name` cannot run on this machine, if it cannot.
+pub fn unavailable(name: &str) -> Option<String> {
+    matches!(name, "node" | "pi_node")
+        .then(crate::support::node_missing)
+        .flatten()
+}
+
+pub fn node() -> Engine {
+    Engine {
+        name: "node",
+        install: |dir, plugin, extra| {
+            write(dir, &format!("{plugin}/index.ts"), &source("fixture.ts"));
+            write(
+                dir,
+                &format!("{plugin}/plugin.toml"),
+                &format!("name = \"{plugin}\"\nengine = \"node\"\n{extra}"),
+            );
+        },
+        broken_entry: "index.ts",
+        broken_manifest: "engine = \"node\"",
+        ..ts()
+    }
+}
+
 pub fn python() -> Engine {
     Engine {
         name: "python",
@@ -264,6 +292,23 @@ pub fn python() -> Engine {
         on_stop: Support::Yes,
         finish: Support::Yes,
         event_name: every_event,
+    }
+}
+
+/// The pi fixture on the Node engine: the same flavor in a `node` process.
+pub fn pi_node() -> Engine {
+    Engine {
+        name: "pi_node",
+        install: |dir, plugin, extra| {
+            write(dir, &format!("{plugin}/index.ts"), &source("fixture_pi.ts"));
+            write(
+                dir,
+                &format!("{plugin}/plugin.toml"),
+                &format!("name = \"{plugin}\"\nengine = \"node\"\n{extra}"),
+            );
+        },
+        broken_manifest: "ecosystem = \"pi\"\nengine = \"node\"",
+        ..pi()
     }
 }
 

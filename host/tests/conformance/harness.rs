@@ -33,6 +33,7 @@ pub struct Fixture {
 pub fn open(dir: &std::path::Path) -> PluginHost {
     PluginHost::builder(dir)
         .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
         .open()

@@ -72,6 +72,10 @@ macro_rules! conformance {
             $(
                 #[tokio::test]
                 async fn $case() {
+                    if let Some(why) = crate::engines::unavailable(stringify!($engine)) {
+                        eprintln!("skipped: {why}");
+                        return;
+                    }
                     crate::cases::$case(crate::engines::$engine()).await;
                 }
             )*
@@ -80,7 +84,7 @@ macro_rules! conformance {
 }
 
 conformance! {
-    engines: [dylib, wasm, ts, python, pi, dsh, rutis],
+    engines: [dylib, wasm, ts, node, python, pi, pi_node, dsh, rutis],
     cases: [
         deny,
         rewrite,

@@ -362,3 +362,14 @@ pub fn lines_with(logs: &Captured, field: &str, value: &str) -> Vec<serde_json::
         .filter(|l| l["fields"][field] == value)
         .collect()
 }
+
+/// Why the tests that need Node cannot run here (no `node` on PATH that
+/// answers `--version`), or `None` when they can.
+pub fn node_missing() -> Option<String> {
+    match std::process::Command::new("node").arg("--version").output() {
+        Ok(out) if out.status.success() => None,
+        _ => Some(
+            "no `node` on PATH: install Node.js 20 or newer to run the Node engine's tests".into(),
+        ),
+    }
+}

@@ -1,0 +1,392 @@
+// The Node side of yohost's `node` engine. The host runs it with
+// `node --input-type=module -e <this>` and speaks to it over stdio in frames:
+// a 4-byte big-endian length, then a JSON object whose `t` names it (see
+// host/src/engines/node/protocol.rs).
+//
+// It loads the plugin's entry and the flavor's modules (the same sources
+// the embedded engine runs) as `vm.SourceTextModule`s, so that `yohost`,
+// the flavor's shape and its other modules resolve by name without a
+// loader thread (the permission model forbids threads). TypeScript reaches
+// Node only after the host stripped its types: the source of a `.ts` file
+// is asked of the host. Node's own built-ins, and npm packages that are not
+// TypeScript, are Node's own modules.
+//
+// stdout carries frames only: `console` and `process.stdout.write` become
+// log frames, attributed to the call whose code wrote them.
+import { AsyncLocalStorage } from "node:async_hooks";
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import { isBuiltin } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import vm from "node:vm";
+
+const send = process.stdout.write.bind(process.stdout);
+const calls = new AsyncLocalStorage();
+let logLimit = 8192;
+let replyLimit = 16 * 1024 * 1024;
+
+function frame(text) {
+  const body = Buffer.from(text, "utf8");
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(body.length);
+  send(Buffer.concat([head, body]));
+}
+
+function message(object) {
+  frame(JSON.stringify(object));
+}
+
+function show(value) {
+  if (typeof value === "string") return value;
+  if (value instanceof Error) return describe(value);
+  try {
+    const json = JSON.stringify(value);
+    return json === undefined ? String(value) : json;
+  } catch (_) {
+    return String(value);
+  }
+}
+
+function describe(error) {
+  try {
+    if (error instanceof Error) {
+      const at = String(error.stack ?? "")
+        .split("\n")
+        .map((s) => s.trim())
+        .find((s) => s.startsWith("at "));
+      return `${error.name}: ${error.message}` + (at ? ` (${at})` : "");
+    }
+    return "threw " + show(error);
+  } catch (_) {
+    return "threw a value that cannot be shown";
+  }
+}
+
+function log(id, runId, level, args) {
+  let text = args.map(show).join(" ");
+  if (text.length > logLimit) text = text.slice(0, logLimit);
+  message({ t: "log", id, run_id: runId, level, message: text });
+}
+
+// Lines written outside a hook's `ctx.log` belong to the call whose code is
+// running, if any.
+function ambient(level) {
+  return (...args) => {
+    const call = calls.getStore();
+    log(call?.id ?? null, call?.runId ?? null, level, args);
+  };
+}
+globalThis.console = Object.freeze({
+  log: ambient("info"),
+  info: ambient("info"),
+  warn: ambient("warn"),
+  error: ambient("error"),
+  debug: ambient("debug"),
+  trace: ambient("debug"),
+});
+process.stdout.write = (chunk, ...rest) => {
+  ambient("info")(String(chunk).replace(/\n$/, ""));
+  const done = rest.find((r) => typeof r === "function");
+  if (done) queueMicrotask(done);
+  return true;
+};
+
+// The host's answers to source requests, by request id.
+const sources = new Map();
+let nextSource = 1;
+
+function transpiled(file) {
+  const id = nextSource++;
+  return new Promise((resolve, reject) => {
+    sources.set(id, { resolve, reject });
+    message({ t: "source", id, path: file });
+  });
+}
+
+const TYPESCRIPT = [".ts", ".mts", ".tsx"];
+const TRIED = ["", ".ts", ".mts", ".tsx", ".js", ".mjs", "/index.ts", "/index.js", "/index.mjs"];
+
+function isFile(file) {
+  try {
+    return fs.statSync(file).isFile();
+  } catch (_) {
+    return false;
+  }
+}
+
+// The file a relative or absolute specifier names, trying the extensions
+// TypeScript plugins leave out (and `x.js` for `x.ts`).
+function fileOf(specifier, from) {
+  const base = specifier.startsWith("file:")
+    ? fileURLToPath(specifier)
+    : path.resolve(path.dirname(from), specifier);
+  for (const tail of TRIED) if (isFile(base + tail)) return base + tail;
+  if (base.endsWith(".js") && isFile(base.slice(0, -3) + ".ts")) return base.slice(0, -3) + ".ts";
+  throw Object.assign(new Error(`cannot find ${specifier} (imported from ${from})`), {
+    code: "ERR_MODULE_NOT_FOUND",
+  });
+}
+
+const modules = new Map();
+let flavor = { builtins: {}, internals: {} };
+let pluginDir = "";
+
+async function nodeModule(specifier) {
+  const namespace = await import(specifier);
+  const names = Object.keys(namespace);
+  return new vm.SyntheticModule(names, function () {
+    for (const name of names) this.setExport(name, namespace[name]);
+  }, { identifier: specifier });
+}
+
+function sourceModule(code, identifier, file) {
+  return new vm.SourceTextModule(code, {
+    identifier,
+    initializeImportMeta(meta) {
+      if (file === null) return;
+      meta.url = pathToFileURL(file).href;
+      meta.filename = file;
+      meta.dirname = path.dirname(file);
+    },
+    importModuleDynamically: async (specifier, referrer) => ready(await link(specifier, referrer)),
+  });
+}
+
+async function ready(module) {
+  if (module.status === "unlinked") await module.link(link);
+  if (module.status === "linked") await module.evaluate();
+  return module;
+}
+
+function cached(key, make) {
+  let module = modules.get(key);
+  if (module === undefined) {
+    module = make();
+    modules.set(key, module);
+  }
+  return module;
+}
+
+function flavorModule(specifier) {
+  const code = flavor.builtins[specifier] ?? flavor.internals[specifier];
+  return cached("flavor:" + specifier, () => sourceModule(code, specifier, null));
+}
+
+// The module `specifier` names, imported by module `referrer`.
+async function link(specifier, referrer) {
+  const from = referrer?.identifier ?? "";
+  const fromFlavor = !path.isAbsolute(from);
+  if (isBuiltin(specifier)) return cached("node:" + specifier, () => nodeModule(specifier));
+  if (specifier in flavor.builtins || (fromFlavor && specifier in flavor.internals)) {
+    return flavorModule(specifier);
+  }
+  if (fromFlavor) throw new Error(`the flavor module ${from} imports unknown ${specifier}`);
+  let file;
+  if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("file:")) {
+    file = fileOf(specifier, from);
+  } else {
+    const url = import.meta.resolve(specifier, pathToFileURL(from).href);
+    if (!url.startsWith("file:")) return cached(url, () => nodeModule(url));
+    file = fileURLToPath(url);
+  }
+  return plugin(fs.realpathSync(file));
+}
+
+// A file of the plugin (or of a package): TypeScript through the host,
+// the plugin's own JavaScript as ES modules, the rest as Node loads it.
+async function plugin(file) {
+  const known = modules.get(file);
+  if (known !== undefined) return known;
+  const ext = path.extname(file);
+  const ownScript = [".js", ".mjs"].includes(ext) && !file.split(path.sep).includes("node_modules");
+  let module;
+  if (TYPESCRIPT.includes(ext)) module = sourceModule(await transpiled(file), file, file);
+  else if (ownScript) module = sourceModule(fs.readFileSync(file, "utf8"), file, file);
+  else module = await nodeModule(pathToFileURL(file).href);
+  return cached(file, () => module);
+}
+
+// The host's services, as the embedded engine offers them to flavors.
+function services(offered) {
+  if (offered === null) return;
+  const where = (p) => path.resolve(offered.relative_to, p);
+  const ops = {
+    read: (p) => fs.readFileSync(where(p), "utf8"),
+    write: (p, data) => void fs.writeFileSync(where(p), data ?? ""),
+    append: (p, data) => void fs.appendFileSync(where(p), data ?? ""),
+    mkdir: (p) => void fs.mkdirSync(where(p), { recursive: true }),
+    exists: (p) => {
+      try {
+        fs.accessSync(where(p));
+        return true;
+      } catch (_) {
+        return false;
+      }
+    },
+    stat: (p) => {
+      const s = fs.statSync(where(p));
+      return { size: s.size, mtimeMs: s.mtimeMs, isFile: s.isFile(), isDirectory: s.isDirectory() };
+    },
+    readdir: (p) => fs.readdirSync(where(p)).sort(),
+    access: (p, mode) => void fs.accessSync(where(p), Number(mode) & 2 ? fs.constants.W_OK : fs.constants.R_OK),
+  };
+  const host = {
+    cwd: offered.cwd,
+    fs(op, p, data) {
+      const run = ops[op];
+      if (run === undefined) {
+        return JSON.stringify({ error: `${offered.module}: \`${op}\` is not available`, code: "ENOSYS" });
+      }
+      try {
+        return JSON.stringify({ ok: run(p, data) ?? null });
+      } catch (e) {
+        const code = e?.code === "ERR_ACCESS_DENIED" ? "EACCES" : String(e?.code ?? "EIO");
+        return JSON.stringify({ error: `${offered.module}: ${op} ${p}: ${code}`, code });
+      }
+    },
+  };
+  if (offered.exec) {
+    host.exec = (command, args, options) =>
+      new Promise((resolve) => {
+        const child = execFile(
+          command,
+          args,
+          { cwd: options?.cwd ?? offered.cwd, timeout: options?.timeout ?? 0, maxBuffer: 1024 * 1024 },
+          (error, stdout, stderr) => {
+            const code = error ? (typeof error.code === "number" ? error.code : child.exitCode ?? 127) : 0;
+            resolve({ stdout, stderr, code, killed: Boolean(error?.killed) });
+          },
+        );
+      });
+  }
+  globalThis[Symbol.for("yohost.host")] = Object.freeze(host);
+}
+
+let hooks = Object.create(null);
+let unload = () => {};
+let env = Object.freeze({});
+const signals = new Map();
+
+async function load(init) {
+  logLimit = init.log_limit;
+  replyLimit = init.reply_limit;
+  flavor = init.flavor;
+  pluginDir = init.plugin_dir;
+  env = Object.freeze({ ...init.env });
+  services(init.services);
+  try {
+    const entry = await ready(await plugin(fs.realpathSync(init.entry)));
+    const shape = await ready(flavorModule(init.flavor.shape));
+    const shaped = await shape.namespace.default(entry.namespace, init.settings);
+    hooks = shaped.hooks;
+    if (typeof shaped.unload === "function") unload = shaped.unload;
+    message({
+      t: "ready",
+      name: typeof shaped.name === "string" ? shaped.name : null,
+      hooks: Object.keys(hooks),
+      warnings: Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [],
+    });
+  } catch (e) {
+    message({ t: "refused", message: describe(e) });
+  }
+}
+
+function reply(id, value) {
+  signals.delete(id);
+  let json;
+  try {
+    json = JSON.stringify(value === undefined ? null : value);
+  } catch (e) {
+    message({ t: "bad_reply", id, message: "the reply cannot be turned into JSON: " + describe(e) });
+    return;
+  }
+  if (json === undefined) {
+    message({ t: "bad_reply", id, message: `the reply cannot be turned into JSON (it is a ${typeof value})` });
+    return;
+  }
+  const bytes = Buffer.byteLength(json, "utf8");
+  if (bytes > replyLimit) {
+    message({ t: "too_large", id, bytes });
+    return;
+  }
+  frame(`{"t":"done","id":${id},"reply":${json}}`);
+}
+
+function call({ id, hook, args, run_id: runId }) {
+  const controller = new AbortController();
+  signals.set(id, controller);
+  const ctx = Object.freeze({
+    run_id: runId,
+    log: Object.freeze({
+      info: (...a) => log(id, runId, "info", a),
+      warn: (...a) => log(id, runId, "warn", a),
+      error: (...a) => log(id, runId, "error", a),
+      debug: (...a) => log(id, runId, "debug", a),
+    }),
+    env,
+    pluginDir,
+    signal: controller.signal,
+  });
+  const failed = (e) => {
+    signals.delete(id);
+    message({ t: "fail", id, message: describe(e) });
+  };
+  calls.run({ id, runId }, () => {
+    let result;
+    try {
+      result = hooks[hook](args, ctx);
+    } catch (e) {
+      failed(e);
+      return;
+    }
+    if (result !== null && typeof result === "object" && typeof result.then === "function") {
+      Promise.resolve(result).then((value) => reply(id, value), failed);
+    } else {
+      reply(id, result);
+    }
+  });
+}
+
+function receive(msg) {
+  switch (msg.t) {
+    case "init":
+      load(msg);
+      break;
+    case "source": {
+      const pending = sources.get(msg.id);
+      sources.delete(msg.id);
+      if ("code" in msg) pending?.resolve(msg.code);
+      else pending?.reject(new SyntaxError(msg.error));
+      break;
+    }
+    case "call":
+      call(msg);
+      break;
+    case "abort": {
+      const controller = signals.get(msg.id);
+      signals.delete(msg.id);
+      controller?.abort(Object.assign(new Error(msg.message), { name: msg.name }));
+      break;
+    }
+  }
+}
+
+let buffered = Buffer.alloc(0);
+process.stdin.on("data", (chunk) => {
+  buffered = Buffer.concat([buffered, chunk]);
+  while (buffered.length >= 4) {
+    const length = buffered.readUInt32BE(0);
+    if (buffered.length < 4 + length) break;
+    const body = buffered.subarray(4, 4 + length).toString("utf8");
+    buffered = buffered.subarray(4 + length);
+    receive(JSON.parse(body));
+  }
+});
+process.stdin.on("end", () => {
+  Promise.race([Promise.resolve().then(unload), new Promise((r) => setTimeout(r, 1000))])
+    .catch((e) => log(null, null, "error", ["unloading failed: " + describe(e)]))
+    .finally(() => process.exit(0));
+});
+process.on("uncaughtException", (e) => log(null, null, "error", ["uncaught: " + describe(e)]));
+process.on("unhandledRejection", (e) => log(null, null, "error", ["unhandled rejection: " + describe(e)]));

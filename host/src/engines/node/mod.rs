@@ -1,0 +1,344 @@
+//! TypeScript and JavaScript plugins in a real Node process, for plugins
+//! that need all of Node (`child_process`, `net`, npm packages with native
+//! parts). `engine = "node"` in `plugin.toml` picks it.
+//!
+//! One module per concern:
+//! - [`framing`]: length-prefixed frames on stdio, bounded;
+//! - [`protocol`]: the messages host and bootstrap exchange;
+//! - [`process`]: one `node` process, its threads, calls and failures;
+//! - [`plugin`]: the host's [`Plugin`](crate::Plugin), which starts a new
+//!   process for the next run after one was killed or died.
+//!
+//! Inside Node, a bootstrap (`bootstrap.mjs`, embedded) runs the same
+//! [`Flavor`] modules the embedded engine runs, so a flavor's shape maps a
+//! plugin the same way on both. TypeScript is stripped by the host
+//! ([`transpile`](crate::engines::js::transpile)) when the bootstrap asks for
+//! a file's source.
+//!
+//! The sandbox is Node's permission model ([`permission_flags`]): the
+//! plugin's folder and its `read` grants may be read, its `write` grants
+//! written, child processes only with `exec`, no worker threads, no native
+//! addons; the environment holds only the granted variables; the heap is
+//! capped at `limits.memory_mib`. Node 20's permission model does not
+//! cover the network: a plugin on Node can open connections whatever its
+//! manifest says.
+
+pub mod framing;
+pub mod plugin;
+pub mod process;
+pub mod protocol;
+
+use super::js::{Flavor, RelativeTo, YOHOST};
+use crate::discovery::Candidate;
+use crate::error::LoadError;
+use crate::grants::{Access, Grants};
+use crate::plugin::Loaded;
+use process::{Launch, Process, StartError};
+use protocol::{FlavorSources, ServiceSettings, ToNode};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use yohost_contract::Hook;
+
+/// The bootstrap Node runs (as `--input-type=module -e`).
+const BOOTSTRAP: &str = include_str!("bootstrap.mjs");
+
+/// The oldest Node major version the engine runs on.
+pub const MIN_NODE_MAJOR: u32 = 20;
+
+/// The `node` on PATH, as found once per host process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeVersion {
+    /// Major, minor and patch.
+    pub version: (u32, u32, u32),
+}
+
+impl NodeVersion {
+    /// Read `node --version` output (`v20.11.1`).
+    pub fn parse(text: &str) -> Option<NodeVersion> {
+        let mut parts = text.trim().strip_prefix('v')?.splitn(3, '.');
+        let mut next = || parts.next()?.parse::<u32>().ok();
+        Some(NodeVersion {
+            version: (next()?, next()?, next()?),
+        })
+    }
+
+    /// The flag that turns the permission model on: `--permission` from
+    /// Node 22, `--experimental-permission` before.
+    pub fn permission_flag(&self) -> &'static str {
+        if self.version.0 >= 22 {
+            "--permission"
+        } else {
+            "--experimental-permission"
+        }
+    }
+
+    /// Whether `--disable-warning` exists (20.11 and later).
+    fn disables_warnings(&self) -> bool {
+        self.version >= (20, 11, 0)
+    }
+}
+
+/// Why the Node engine cannot run here.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NodeMissing {
+    /// No `node` on PATH, or it did not answer `--version`.
+    #[error("it runs on Node.js, and no `node` was found on PATH: installing Node.js {MIN_NODE_MAJOR} or newer would load it")]
+    NotFound,
+    /// A `node` too old for the engine.
+    #[error("it runs on Node.js {MIN_NODE_MAJOR} or newer, and the `node` on PATH is {0}: installing a newer Node.js would load it")]
+    TooOld(String),
+}
+
+/// The `node` on PATH, checked once: its version, or why it cannot serve.
+pub fn node() -> Result<&'static NodeVersion, NodeMissing> {
+    static FOUND: OnceLock<Result<NodeVersion, NodeMissing>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let output = std::process::Command::new("node")
+                .arg("--version")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .map_err(|_| NodeMissing::NotFound)?;
+            let text = String::from_utf8_lossy(&output.stdout).trim().to_string();
+            let version = NodeVersion::parse(&text).ok_or(NodeMissing::NotFound)?;
+            if version.version.0 < MIN_NODE_MAJOR {
+                return Err(NodeMissing::TooOld(text));
+            }
+            Ok(version)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Why the permission flags cannot express a grant.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the grant {0} holds a comma, which Node's permission flags read as a separator")]
+pub struct UnsayableGrant(pub PathBuf);
+
+/// The permission model's flags: `read` may be read (the plugin's folder,
+/// its entry, its `read` and `write` grants, resolved), `write` written;
+/// child processes only with `exec`. Worker threads, native addons and WASI
+/// stay off.
+pub fn permission_flags(
+    version: &NodeVersion,
+    read: &[PathBuf],
+    write: &[PathBuf],
+    exec: bool,
+) -> Result<Vec<OsString>, UnsayableGrant> {
+    let mut flags = vec![OsString::from(version.permission_flag())];
+    let grants = read
+        .iter()
+        .map(|dir| ("--allow-fs-read", dir))
+        .chain(write.iter().map(|dir| ("--allow-fs-write", dir)));
+    for (flag, dir) in grants {
+        if dir.as_os_str().as_encoded_bytes().contains(&b',') {
+            return Err(UnsayableGrant(dir.clone()));
+        }
+        let mut arg = OsString::from(flag);
+        arg.push("=");
+        arg.push(dir);
+        flags.push(arg);
+    }
+    if exec {
+        flags.push("--allow-child-process".into());
+    }
+    Ok(flags)
+}
+
+/// Load a yohost plugin on Node.
+pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+    load_with(candidate, &YOHOST, &serde_json::Value::Null, grants)
+}
+
+/// Load a plugin of `flavor` on Node: start its process and load it there.
+/// `settings` is what the flavor's shape receives besides the module.
+pub fn load_with(
+    candidate: &Candidate,
+    flavor: &Flavor,
+    settings: &serde_json::Value,
+    grants: Grants,
+) -> Result<Loaded, LoadError> {
+    let path = candidate.entry.clone();
+    let refused = |message: String| LoadError::Refused {
+        path: path.clone(),
+        message,
+    };
+    let version = node().map_err(|e| refused(e.to_string()))?;
+    let launch = launch(candidate, flavor, settings, &grants, version).map_err(refused)?;
+    let (process, ready) = Process::start(&launch).map_err(|e| match e {
+        StartError::Spawn { .. } => refused(e.to_string()),
+        e => LoadError::Invalid {
+            path: path.clone(),
+            message: e.to_string(),
+        },
+    })?;
+    let hooks = ready
+        .hooks
+        .iter()
+        .map(|name| {
+            Hook::from_name(name).ok_or_else(|| LoadError::Invalid {
+                path: path.clone(),
+                message: format!("the plugin's shape names unknown hook `{name}`"),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let mut warnings = ready.warnings.clone();
+    if !candidate.manifest.capabilities.network {
+        warnings.push(
+            "Node's permission model does not cover the network: this plugin can open connections though its manifest does not grant `network`".into(),
+        );
+    }
+    Ok(Loaded {
+        plugin: Arc::new(plugin::NodePlugin::new(launch, process)),
+        hooks,
+        name: ready.name,
+        warnings,
+        ecosystem: None,
+    })
+}
+
+/// How to start the plugin's process.
+fn launch(
+    candidate: &Candidate,
+    flavor: &Flavor,
+    settings: &serde_json::Value,
+    grants: &Grants,
+    version: &NodeVersion,
+) -> Result<Launch, String> {
+    let plugin_dir = candidate
+        .base_dir()
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", candidate.base_dir().display()))?;
+    let entry = candidate
+        .entry
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", candidate.entry.display()))?;
+    let capabilities = &candidate.manifest.capabilities;
+    let dirs = |access: Access| -> Vec<PathBuf> {
+        grants
+            .iter()
+            .filter(|g| g.access() == access)
+            .map(|g| g.real().to_path_buf())
+            .collect()
+    };
+    let mut readable = vec![plugin_dir.clone()];
+    if !entry.starts_with(&plugin_dir) {
+        // The manifest named an entry outside the folder: Node must read it.
+        readable.push(entry.clone());
+    }
+    readable.extend(dirs(Access::Read));
+    readable.extend(dirs(Access::Write));
+    let mut args = permission_flags(version, &readable, &dirs(Access::Write), capabilities.exec)
+        .map_err(|e| e.to_string())?;
+    let memory_mib = candidate.manifest.memory_bytes() / (1024 * 1024);
+    args.push(format!("--max-old-space-size={}", memory_mib.max(1)).into());
+    args.push("--experimental-vm-modules".into());
+    args.push("--experimental-import-meta-resolve".into());
+    if version.disables_warnings() {
+        args.push("--disable-warning=ExperimentalWarning".into());
+    }
+    args.extend(["--input-type=module".into(), "-e".into(), BOOTSTRAP.into()]);
+    let env: std::collections::BTreeMap<String, String> = capabilities
+        .env
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        .collect();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| plugin_dir.clone());
+    let services = flavor.services.map(|api| ServiceSettings {
+        module: api.module,
+        relative_to: match api.relative_to {
+            RelativeTo::PluginDir => plugin_dir.clone(),
+            RelativeTo::WorkingDir => cwd.clone(),
+        },
+        cwd: cwd.clone(),
+        exec: capabilities.exec,
+    });
+    let sources = FlavorSources {
+        builtins: flavor
+            .builtins
+            .iter()
+            .map(|b| (b.specifier, b.source))
+            .collect(),
+        internals: flavor
+            .internals
+            .iter()
+            .map(|b| (b.specifier, b.source))
+            .collect(),
+        shape: flavor.shape,
+    };
+    let init = ToNode::Init {
+        entry: &entry,
+        plugin_dir: &plugin_dir,
+        settings,
+        env: &env,
+        flavor: &sources,
+        services: services.as_ref(),
+        log_limit: crate::limits::MAX_LOG_BYTES,
+        reply_limit: crate::limits::MAX_REPLY_BYTES,
+    }
+    .to_bytes();
+    Ok(Launch {
+        node: PathBuf::from("node"),
+        args,
+        env: env.into_iter().collect(),
+        cwd,
+        init,
+        plugin_dir,
+        entry,
+        default_name: candidate.name.clone(),
+        name_is_fixed: candidate.named_by_manifest,
+        load_timeout: candidate.manifest.load_timeout(),
+        memory_bytes: candidate.manifest.memory_bytes(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_pick_the_permission_flag() {
+        let v20 = NodeVersion::parse("v20.11.1\n").unwrap();
+        assert_eq!(v20.version, (20, 11, 1));
+        assert_eq!(v20.permission_flag(), "--experimental-permission");
+        assert_eq!(
+            NodeVersion::parse("v22.0.0").unwrap().permission_flag(),
+            "--permission"
+        );
+        for junk in ["", "20.1.1", "vx.1.2", "v20.1"] {
+            assert_eq!(NodeVersion::parse(junk), None, "{junk}");
+        }
+    }
+
+    #[test]
+    fn flags_grant_the_folder_and_grants_and_exec_only_when_granted() {
+        let v = NodeVersion::parse("v20.11.0").unwrap();
+        let flags = |exec| {
+            let read = ["/p", "/r", "/w"].map(PathBuf::from);
+            permission_flags(&v, &read, &[PathBuf::from("/w")], exec).unwrap()
+        };
+        assert_eq!(
+            flags(false),
+            [
+                "--experimental-permission",
+                "--allow-fs-read=/p",
+                "--allow-fs-read=/r",
+                "--allow-fs-read=/w",
+                "--allow-fs-write=/w"
+            ]
+        );
+        assert!(flags(true).contains(&"--allow-child-process".into()));
+    }
+
+    #[test]
+    fn a_grant_with_a_comma_is_refused_rather_than_widened() {
+        // Node would read `/a,/etc` as two paths.
+        let v = NodeVersion::parse("v20.11.0").unwrap();
+        let hostile = PathBuf::from("/a,/etc");
+        assert_eq!(
+            permission_flags(&v, &[hostile.clone()], &[], false),
+            Err(UnsayableGrant(hostile))
+        );
+    }
+}

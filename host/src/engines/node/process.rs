@@ -1,0 +1,521 @@
+//! One `node` process serving one plugin: started, loaded, called, killed.
+//!
+//! Three threads serve it: one writes frames to its stdin, one reads frames
+//! from its stdout (replies, log lines, source requests) and one turns its
+//! stderr into host log lines. A call waits for its reply on a oneshot.
+//!
+//! Failures, as every engine maps them (R1): a throw is
+//! [`CallError::Guest`]; a frame outside the protocol, or over
+//! [`MAX_FRAME_BYTES`], kills the process; a process that ends fails every
+//! call in flight as [`CallError::Crashed`] ([`CallError::OutOfMemory`]
+//! when V8 aborted it, which is what it does when the heap is exhausted). A
+//! call the host stops waiting for at its deadline kills the process: code
+//! that overran cannot be trusted to answer the next call. The process is
+//! killed when its [`Process`] is dropped.
+
+use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
+use super::protocol::{FromNode, ToNode};
+use crate::codec::decode_json_reply;
+use crate::engines::js::transpile::transpile;
+use crate::error::CallError;
+use crate::limits::MAX_SOURCE_BYTES;
+use crate::logging::{plugin_log, LogLevel};
+use crate::plugin::CallLimits;
+use crate::source::read_text;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+use yohost_contract::{HookCall, HookReply, ReplyError};
+
+/// How to start the process, and what to send it: kept to start it again
+/// after it was killed or died.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The `node` executable.
+    pub node: PathBuf,
+    /// Its arguments: flags, then the bootstrap.
+    pub args: Vec<OsString>,
+    /// Its whole environment.
+    pub env: Vec<(String, String)>,
+    /// Its working directory.
+    pub cwd: PathBuf,
+    /// The `init` message, as frame text.
+    pub init: Vec<u8>,
+    /// The plugin's folder, symlinks resolved: with the entry, the only
+    /// place whose TypeScript the host strips for it.
+    pub plugin_dir: PathBuf,
+    /// The entry file, symlinks resolved (a manifest may name one outside
+    /// the folder).
+    pub entry: PathBuf,
+    /// The name log lines carry unless the plugin names itself.
+    pub default_name: String,
+    /// Whether `default_name` wins over the plugin's own name (the manifest
+    /// set it).
+    pub name_is_fixed: bool,
+    /// How long loading may take.
+    pub load_timeout: Duration,
+    /// The memory limit, reported when V8 aborts.
+    pub memory_bytes: u64,
+}
+
+/// What loading found.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    /// The name the plugin gave itself.
+    pub name: Option<String>,
+    /// The contract names of its hooks.
+    pub hooks: Vec<String>,
+    /// What its shape reported without refusing it.
+    pub warnings: Vec<String>,
+}
+
+/// Why a process could not be started and loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// `node` could not be started.
+    #[error("cannot start {node}: {error}")]
+    Spawn {
+        /// The executable.
+        node: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The plugin's code refused to load (its shape threw, an import
+    /// failed).
+    #[error("{0}")]
+    Refused(String),
+    /// It did not load in time.
+    #[error("it did not load within {0:?}")]
+    TooSlow(Duration),
+    /// The process ended, or broke the protocol, while loading.
+    #[error("the node process ended while loading: {0}")]
+    Ended(String),
+}
+
+/// A running process with the plugin loaded.
+pub struct Process {
+    shared: Arc<Shared>,
+}
+
+/// A call waiting for its reply.
+struct Pending {
+    call: HookCall,
+    reply: oneshot::Sender<Result<HookReply, CallError>>,
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+}
+
+/// What the threads and the callers share.
+struct Shared {
+    name: Mutex<String>,
+    child: Mutex<Child>,
+    to_node: mpsc::Sender<Vec<u8>>,
+    pending: Mutex<HashMap<u64, Pending>>,
+    next_id: AtomicU64,
+    /// The process was killed or ended: no call reaches it.
+    dead: AtomicBool,
+    /// Where the outcome of loading goes, until it came.
+    loading: Mutex<Option<mpsc::SyncSender<Result<Ready, StartError>>>>,
+    plugin_dir: PathBuf,
+    entry: PathBuf,
+    memory_bytes: u64,
+    /// The subscriber of whoever started the process: lines outside calls.
+    dispatch: tracing::Dispatch,
+}
+
+impl Process {
+    /// Start `node`, send it `init`, and wait until the plugin loaded.
+    pub fn start(launch: &Launch) -> Result<(Process, Ready), StartError> {
+        let mut child = Command::new(&launch.node)
+            .args(&launch.args)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&launch.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|error| StartError::Spawn {
+                node: launch.node.clone(),
+                error,
+            })?;
+        let (stdin, stdout, stderr) = (
+            child.stdin.take().expect("piped"),
+            child.stdout.take().expect("piped"),
+            child.stderr.take().expect("piped"),
+        );
+        let (to_node, outbox) = mpsc::channel();
+        let (loaded_tx, loaded) = mpsc::sync_channel(1);
+        let shared = Arc::new(Shared {
+            name: Mutex::new(launch.default_name.clone()),
+            child: Mutex::new(child),
+            to_node,
+            pending: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            dead: AtomicBool::new(false),
+            loading: Mutex::new(Some(loaded_tx)),
+            plugin_dir: launch.plugin_dir.clone(),
+            entry: launch.entry.clone(),
+            memory_bytes: launch.memory_bytes,
+            dispatch: tracing::dispatcher::get_default(|d| d.clone()),
+        });
+        let process = Process {
+            shared: Arc::clone(&shared),
+        };
+        let spawned = spawn_thread("node-in", move || write_all(stdin, outbox))
+            .and_then(|()| {
+                let reader = Arc::clone(&shared);
+                spawn_thread("node-out", move || reader.read_all(stdout))
+            })
+            .and_then(|()| {
+                let errors = Arc::clone(&shared);
+                spawn_thread("node-err", move || errors.log_stderr(stderr))
+            });
+        if let Err(error) = spawned {
+            return Err(StartError::Spawn {
+                node: launch.node.clone(),
+                error,
+            });
+        }
+        shared.send(launch.init.clone());
+        match loaded.recv_timeout(launch.load_timeout) {
+            Ok(Ok(ready)) => {
+                match ready.name.as_ref().filter(|n| !n.is_empty()) {
+                    Some(own) if !launch.name_is_fixed => {
+                        own.clone_into(&mut shared.name.lock().expect("name"));
+                    }
+                    _ => {}
+                }
+                Ok((process, ready))
+            }
+            Ok(Err(e)) => Err(e),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(StartError::TooSlow(launch.load_timeout)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(StartError::Ended("it stopped without a word".into()))
+            }
+        }
+    }
+
+    /// Whether the process was killed or ended: a new run needs a new one.
+    pub fn is_dead(&self) -> bool {
+        self.shared.dead.load(Ordering::SeqCst)
+    }
+
+    /// Run one hook call. A call the host stops waiting for is aborted in
+    /// the plugin (its `ctx.signal`); past its deadline, the process is
+    /// killed as well.
+    pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+        let shared = &self.shared;
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let args = call.args_json();
+        let frame = ToNode::Call {
+            id,
+            hook: call.hook().as_str(),
+            args: &args,
+            run_id: &call.run().run_id,
+        }
+        .to_bytes();
+        let (reply, answer) = oneshot::channel();
+        shared.pending.lock().expect("pending").insert(
+            id,
+            Pending {
+                call,
+                reply,
+                dispatch: tracing::dispatcher::get_default(|d| d.clone()),
+                span: tracing::Span::current(),
+            },
+        );
+        if self.is_dead() {
+            shared.pending.lock().expect("pending").remove(&id);
+            return Err(CallError::Crashed("the node process has ended".into()));
+        }
+        shared.send(frame);
+        let mut waiting = Waiting {
+            shared,
+            id,
+            limits: &limits,
+            answered: false,
+        };
+        let replied = crate::worker::reply_spinning(answer).await;
+        waiting.answered = true;
+        replied.unwrap_or_else(|| {
+            Err(CallError::Crashed(
+                "the node process ended before it replied".into(),
+            ))
+        })
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.shared.kill();
+    }
+}
+
+/// A call in flight: when the host stops waiting for it, the plugin is told.
+struct Waiting<'a> {
+    shared: &'a Shared,
+    id: u64,
+    limits: &'a CallLimits,
+    answered: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        self.shared
+            .pending
+            .lock()
+            .expect("pending")
+            .remove(&self.id);
+        let overran = Instant::now() >= self.limits.deadline;
+        let (name, message) = if overran {
+            ("TimeoutError", "the hook ran past its deadline")
+        } else {
+            ("AbortError", "the run was cancelled")
+        };
+        self.shared.send(
+            ToNode::Abort {
+                id: self.id,
+                name,
+                message,
+            }
+            .to_bytes(),
+        );
+        if overran {
+            self.shared.kill();
+        }
+    }
+}
+
+impl Shared {
+    fn send(&self, frame: Vec<u8>) {
+        let _ = self.to_node.send(frame);
+    }
+
+    /// Kill the process; every call still waiting fails.
+    fn kill(&self) {
+        self.dead.store(true, Ordering::SeqCst);
+        if let Ok(mut child) = self.child.lock() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Serve frames from stdout until it ends or breaks the protocol, then
+    /// fail whatever still waits.
+    fn read_all(&self, stdout: ChildStdout) {
+        let mut stdout = BufReader::with_capacity(64 * 1024, stdout);
+        let why = loop {
+            let body = match read_frame(&mut stdout, MAX_FRAME_BYTES) {
+                Ok(body) => body,
+                Err(FrameError::Ended) => break None,
+                Err(e) => break Some(format!("it broke the protocol: {e}")),
+            };
+            match FromNode::parse(&body) {
+                Ok(message) => self.handle(message),
+                Err(e) => break Some(format!("it broke the protocol: {e}")),
+            }
+        };
+        let killed = self.dead.swap(true, Ordering::SeqCst);
+        if why.is_some() {
+            self.kill();
+        }
+        let failure = self.ended(killed, why);
+        if let Some(loading) = self.loading.lock().expect("loading").take() {
+            let _ = loading.send(Err(StartError::Ended(failure.to_string())));
+        }
+        let waiting: Vec<Pending> = self
+            .pending
+            .lock()
+            .expect("pending")
+            .drain()
+            .map(|(_, p)| p)
+            .collect();
+        for pending in waiting {
+            let _ = pending.reply.send(Err(failure.clone()));
+        }
+    }
+
+    /// What the end of the process means for the calls still waiting.
+    fn ended(&self, killed: bool, why: Option<String>) -> CallError {
+        if let Some(why) = why {
+            return CallError::Crashed(why);
+        }
+        if killed {
+            return CallError::Crashed("the node process was killed".into());
+        }
+        // stdout closed: the process is ending; give it a moment, then make
+        // sure (a plugin could close its stdout and go on).
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let status = loop {
+            let polled = self.child.lock().expect("child").try_wait();
+            match polled {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => break None,
+            }
+        };
+        self.kill();
+        match status {
+            Some(status) if aborted(&status) => CallError::OutOfMemory(self.memory_bytes),
+            Some(status) => CallError::Crashed(format!("the node process ended: {status}")),
+            None => CallError::Crashed("the node process closed its stdout".into()),
+        }
+    }
+
+    fn handle(&self, message: FromNode) {
+        let answer = |id: u64, outcome: &dyn Fn(&HookCall) -> Result<HookReply, CallError>| {
+            let pending = self.pending.lock().expect("pending").remove(&id);
+            if let Some(p) = pending {
+                let _ = p.reply.send(outcome(&p.call));
+            }
+        };
+        match message {
+            FromNode::Source { id, path } => {
+                let (code, error) = match self.strip(&path) {
+                    Ok(code) => (Some(code), None),
+                    Err(why) => (None, Some(why)),
+                };
+                self.send(
+                    ToNode::Source {
+                        id,
+                        code: code.as_deref(),
+                        error: error.as_deref(),
+                    }
+                    .to_bytes(),
+                );
+            }
+            FromNode::Ready {
+                name,
+                hooks,
+                warnings,
+            } => self.loaded(Ok(Ready {
+                name,
+                hooks,
+                warnings,
+            })),
+            FromNode::Refused { message } => self.loaded(Err(StartError::Refused(message))),
+            FromNode::Done { id, reply } => {
+                answer(id, &|call| decode_json_reply(call, reply.get()))
+            }
+            FromNode::Fail { id, message } => {
+                answer(id, &|_| Err(CallError::Guest(message.clone())))
+            }
+            FromNode::BadReply { id, message } => answer(id, &|call| {
+                Err(CallError::BadReply(ReplyError {
+                    hook: call.hook(),
+                    problem: message.clone(),
+                }))
+            }),
+            FromNode::TooLarge { id, bytes } => {
+                answer(id, &|_| Err(CallError::ReplyTooLarge(bytes)))
+            }
+            FromNode::Log {
+                id,
+                run_id,
+                level,
+                message,
+            } => self.log(id, run_id, &level, &message),
+        }
+    }
+
+    fn loaded(&self, outcome: Result<Ready, StartError>) {
+        if let Some(loading) = self.loading.lock().expect("loading").take() {
+            let _ = loading.send(outcome);
+        }
+    }
+
+    /// A line of the plugin: in its call's span and subscriber, with the
+    /// call's run id, when the call is still waiting.
+    fn log(&self, id: Option<u64>, run_id: Option<String>, level: &str, message: &str) {
+        let level = LogLevel::from_name(level);
+        let name = self.name.lock().expect("name").clone();
+        let pending = self.pending.lock().expect("pending");
+        match id.and_then(|id| pending.get(&id)) {
+            Some(owner) => {
+                let run_id = run_id.unwrap_or_else(|| owner.call.run().run_id.clone());
+                tracing::dispatcher::with_default(&owner.dispatch, || {
+                    owner
+                        .span
+                        .in_scope(|| plugin_log(&run_id, &name, level, message))
+                });
+            }
+            None => tracing::dispatcher::with_default(&self.dispatch, || {
+                plugin_log(run_id.as_deref().unwrap_or(""), &name, level, message)
+            }),
+        }
+    }
+
+    /// The JavaScript of TypeScript file `path`, which must be the entry or
+    /// inside the plugin's folder.
+    fn strip(&self, path: &Path) -> Result<String, String> {
+        let real = path
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if real != self.entry && !real.starts_with(&self.plugin_dir) {
+            return Err(format!(
+                "{}: outside the plugin's folder; only its own TypeScript is compiled",
+                path.display()
+            ));
+        }
+        let source =
+            read_text(&real, MAX_SOURCE_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
+        transpile(&real, &source)
+            .map(|t| t.code)
+            .map_err(|e| e.message)
+    }
+
+    /// Node's own messages (warnings, fatal errors) go to the host's log.
+    fn log_stderr(&self, stderr: std::process::ChildStderr) {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let name = self.name.lock().expect("name").clone();
+            let line = crate::limits::cut_log_message(&line);
+            tracing::dispatcher::with_default(
+                &self.dispatch,
+                || tracing::warn!(plugin = %name, "node: {line}"),
+            );
+        }
+    }
+}
+
+/// Write frames to stdin until the process or every sender is gone.
+fn write_all(stdin: ChildStdin, outbox: mpsc::Receiver<Vec<u8>>) {
+    let mut stdin = std::io::BufWriter::new(stdin);
+    while let Ok(frame) = outbox.recv() {
+        if write_frame(&mut stdin, &frame).is_err() {
+            break;
+        }
+    }
+}
+
+fn spawn_thread(role: &str, run: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name(format!("yohost-{role}"))
+        .spawn(run)
+        .map(drop)
+}
+
+/// Whether the process was ended by SIGABRT: V8's answer to an exhausted
+/// heap.
+#[cfg(unix)]
+fn aborted(status: &std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(6)
+}
+
+#[cfg(not(unix))]
+fn aborted(_status: &std::process::ExitStatus) -> bool {
+    false
+}
