@@ -1,6 +1,7 @@
 //! The `yohost` command: check a plugin directory, or run an agent with it.
 
 mod check;
+mod demo;
 mod output;
 mod run;
 mod script;

@@ -2,6 +2,8 @@
 //! - `check --json` lists the example dylib plugins as loaded, and exits 0;
 //! - a broken file in a directory is listed as refused with its reason,
 //!   the rest load, and `check` exits 1;
+//! - the bundled demo script, with no plugins at all, acts only inside a
+//!   temporary folder the command makes and removes;
 //! - `run` on the bundled script prints the run with plugin log lines that
 //!   carry the run id, and `--json` prints one JSON object per line;
 //! - `check` lists a rutis-agent tool library with its tools, and a
@@ -185,5 +187,63 @@ fn check_lists_rutis_agent_tools_and_refuses_a_malformed_library_with_the_reason
     assert!(
         reason.contains("malformed tool schema: tools 0 and 1 are both named `twin`"),
         "{reason}"
+    );
+}
+
+/// Every file under `dir` with its contents, and every folder.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.to_string_lossy().into_owned();
+        if path.is_dir() {
+            out.push((name, Vec::new()));
+            out.extend(tree(&path));
+        } else {
+            out.push((name, std::fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_demo_script_with_no_plugins_acts_only_inside_a_folder_it_makes() {
+    let plugins = plugin_dir();
+    let outer = plugin_dir();
+    let cwd = outer.path().join("cwd");
+    write(&cwd, "build/keep.txt", "the caller's build");
+    write(&cwd, "motto.txt", "the caller's motto");
+    let temp = plugin_dir();
+    let before = tree(outer.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
+        .args(["run", plugins.path().to_str().unwrap(), "--prompt", "go"])
+        .current_dir(&cwd)
+        .env("TMPDIR", temp.path())
+        .output()
+        .expect("yohost runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    // Unguarded, every call ran: in the demo's folder.
+    let demo = temp.path().canonicalize().unwrap();
+    assert!(
+        stdout.contains(&format!("the demo acts in {}", demo.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-> bash {\"command\":\"rm -rf ./build\"}"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("<- write_file [ok]"), "{stdout}");
+    assert!(!stdout.contains("denied"), "{stdout}");
+    assert_eq!(
+        tree(outer.path()),
+        before,
+        "the caller's folders are untouched"
+    );
+    assert_eq!(
+        tree(temp.path()),
+        Vec::new(),
+        "the demo's folder is removed"
     );
 }
