@@ -1,10 +1,19 @@
 //! How `yohost` prints: log setup, and the run's events as they happen.
 //!
-//! Plugin log lines (target `yohost::plugin`) go to standard output with the
-//! run's events; the host's own warnings go to standard error (`RUST_LOG`
-//! sets their level, `warn` by default).
+//! Plugin log lines (target `yohost::plugin`) and the plugins' decisions
+//! about tool calls (target `yohost::decision`: each deny, rewrite and
+//! output edit, naming the plugin) go to standard output with the run's
+//! events. They are held until the next tool call's start or end, an input
+//! rejection or the run's end is printed, then printed after it: a line a
+//! hook wrote while judging a call comes after the call it concerns. The
+//! host's own warnings go to standard error (`RUST_LOG` sets their level,
+//! `warn` by default), without colours unless standard error is a terminal
+//! (and `NO_COLOR` is unset). What the host logs about loading plugins is
+//! left out by default: `check` reports it, and a run logs each refused
+//! plugin when it starts.
 
-use std::io::Write;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -12,89 +21,153 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 use yoagent::extension::{Extension, ExtensionError, RunContext, RunHooks};
 use yoagent::{AgentEvent, AgentMessage, Content, Message};
-use yohost::logging::PLUGIN_LOG_TARGET;
+use yohost::logging::{DECISION_LOG_TARGET, PLUGIN_LOG_TARGET};
 
 /// The host's log level unless `RUST_LOG` says otherwise. yoagent's own
 /// warning for each denied call is left out: the run's output shows it.
-const DEFAULT_FILTER: &str = "warn,yoagent::agent_loop=error";
+/// So are the host's lines about loading plugins (see the module docs).
+const DEFAULT_FILTER: &str = "warn,yoagent::agent_loop=error,yohost::load=error";
+
+/// Whether the host's log lines on standard error get colours.
+fn colours() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn host_filter() -> EnvFilter {
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER))
+}
 
 /// Host logs to standard error, for commands that print no run.
 pub fn init_stderr_logs() {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER)),
-        )
+        .with_ansi(colours())
+        .with_env_filter(host_filter())
         .try_init();
 }
 
-/// Host logs to standard error and plugin log lines to standard output.
-pub fn init_run_logs(json: bool) {
+/// Plugin log lines and decisions waiting for the event they follow.
+#[derive(Clone, Default)]
+pub struct Held(Arc<Mutex<Vec<String>>>);
+
+impl Held {
+    fn push(&self, line: String) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+    }
+
+    /// Print every held line, in the order they came.
+    pub fn flush(&self) {
+        let lines = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut out = std::io::stdout().lock();
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+}
+
+/// Host logs to standard error; plugin log lines and decisions to standard
+/// output, held in the returned [`Held`] until the event they follow.
+pub fn init_run_logs(json: bool) -> Held {
     let host_logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER)),
-        )
+        .with_ansi(colours())
+        .with_filter(host_filter())
         .with_filter(tracing_subscriber::filter::filter_fn(|m| {
-            m.target() != PLUGIN_LOG_TARGET
+            m.target() != PLUGIN_LOG_TARGET && m.target() != DECISION_LOG_TARGET
         }));
+    let held = Held::default();
     let _ = tracing_subscriber::registry()
         .with(host_logs)
-        .with(PluginLines { json })
+        .with(PluginLines {
+            json,
+            held: held.clone(),
+        })
         .try_init();
+    held
 }
 
-/// Prints each plugin log line on standard output.
+/// Holds each plugin log line and decision for standard output.
 struct PluginLines {
     json: bool,
+    held: Held,
 }
 
+/// The fields of one event, as text.
 #[derive(Default)]
-struct LineFields {
-    run_id: String,
-    plugin: String,
-    level: String,
-    message: String,
+struct Fields(BTreeMap<&'static str, String>);
+
+impl Fields {
+    fn get(&self, name: &str) -> &str {
+        self.0.get(name).map_or("", String::as_str)
+    }
 }
 
-impl Visit for LineFields {
+impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        match field.name() {
-            "run_id" => self.run_id = value.to_string(),
-            "plugin" => self.plugin = value.to_string(),
-            "level" => self.level = value.to_string(),
-            "message" => self.message = value.to_string(),
-            _ => {}
-        }
+        self.0.insert(field.name(), value.to_string());
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.record_str(field, &format!("{value:?}"));
+        self.0.insert(field.name(), format!("{value:?}"));
+    }
+}
+
+/// A plugin log line, as printed.
+fn log_line(f: &Fields, json: bool) -> String {
+    if json {
+        serde_json::json!({"log": {
+            "run_id": f.get("run_id"), "plugin": f.get("plugin"),
+            "level": f.get("level"), "message": f.get("message"),
+        }})
+        .to_string()
+    } else {
+        format!(
+            "  [{} {} run {}] {}",
+            f.get("plugin"),
+            f.get("level"),
+            short(f.get("run_id")),
+            f.get("message")
+        )
+    }
+}
+
+/// A plugin's decision about a tool call, as printed.
+fn decision_line(f: &Fields, json: bool) -> String {
+    let (plugin, tool, decision) = (f.get("plugin"), f.get("tool"), f.get("decision"));
+    if json {
+        let mut doc = serde_json::json!({
+            "run_id": f.get("run_id"), "plugin": plugin, "hook": f.get("hook"),
+            "tool": tool, "call_id": f.get("call_id"), "decision": decision,
+        });
+        if let Some(reason) = f.0.get("reason") {
+            doc["reason"] = reason.as_str().into();
+        }
+        if let Some(args) = f.0.get("args") {
+            doc["args"] = serde_json::from_str(args).unwrap_or_else(|_| args.as_str().into());
+        }
+        serde_json::json!({ "decision": doc }).to_string()
+    } else {
+        match decision {
+            "deny" => format!("  {plugin} denied {tool}: {}", clip(f.get("reason"))),
+            "rewrite" => format!("  {plugin} rewrote {tool} to {}", clip(f.get("args"))),
+            _ => format!("  {plugin} edited the output of {tool}"),
+        }
     }
 }
 
 impl<S: tracing::Subscriber> Layer<S> for PluginLines {
     fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        if event.metadata().target() != PLUGIN_LOG_TARGET {
+        let target = event.metadata().target();
+        if target != PLUGIN_LOG_TARGET && target != DECISION_LOG_TARGET {
             return;
         }
-        let mut line = LineFields::default();
-        event.record(&mut line);
-        let text = if self.json {
-            serde_json::json!({"log": {
-                "run_id": line.run_id, "plugin": line.plugin, "level": line.level, "message": line.message,
-            }})
-            .to_string()
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        self.held.push(if target == PLUGIN_LOG_TARGET {
+            log_line(&fields, self.json)
         } else {
-            format!(
-                "  [{} {} run {}] {}",
-                line.plugin,
-                line.level,
-                short(&line.run_id),
-                line.message
-            )
-        };
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
+            decision_line(&fields, self.json)
+        });
     }
 }
 
@@ -103,16 +176,23 @@ fn short(run_id: &str) -> &str {
 }
 
 /// An extension that prints every event of the runs it is installed on, with
-/// the run's id. It decides nothing.
+/// the run's id, and the held plugin lines after the events they follow. It
+/// decides nothing.
 pub struct EventPrinter {
     json: bool,
+    held: Held,
     last_error: Arc<Mutex<Option<String>>>,
 }
 
 impl EventPrinter {
-    /// A printer; `last_error` receives a failed run's error message.
-    pub fn new(json: bool, last_error: Arc<Mutex<Option<String>>>) -> Self {
-        Self { json, last_error }
+    /// A printer of events and of the lines `held` holds; `last_error`
+    /// receives a failed run's error message.
+    pub fn new(json: bool, held: Held, last_error: Arc<Mutex<Option<String>>>) -> Self {
+        Self {
+            json,
+            held,
+            last_error,
+        }
     }
 }
 
@@ -125,6 +205,7 @@ impl Extension for EventPrinter {
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
         Ok(Box::new(PrintHooks {
             json: self.json,
+            held: self.held.clone(),
             run_id: run.run_id.to_string(),
             last_error: Arc::clone(&self.last_error),
         }))
@@ -133,6 +214,7 @@ impl Extension for EventPrinter {
 
 struct PrintHooks {
     json: bool,
+    held: Held,
     run_id: String,
     last_error: Arc<Mutex<Option<String>>>,
 }
@@ -153,10 +235,29 @@ impl RunHooks for PrintHooks {
         } else {
             human(event, &self.run_id)
         };
+        // What the hooks wrote before the run ended comes before its end;
+        // what they wrote about a call, after the call's line.
+        let end = matches!(event, AgentEvent::AgentEnd { .. });
+        if end {
+            self.held.flush();
+        }
         if let Some(line) = line {
             let _ = writeln!(std::io::stdout().lock(), "{line}");
         }
+        if !end && follows_held_lines(event) {
+            self.held.flush();
+        }
     }
+}
+
+/// Whether `event` is one the held lines are printed after.
+fn follows_held_lines(event: &AgentEvent) -> bool {
+    matches!(
+        event,
+        AgentEvent::ToolExecutionStart { .. }
+            | AgentEvent::ToolExecutionEnd { .. }
+            | AgentEvent::InputRejected { .. }
+    )
 }
 
 fn failed_with(messages: &[AgentMessage]) -> Option<String> {

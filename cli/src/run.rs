@@ -47,16 +47,10 @@ pub struct RunArgs {
 /// Run the agent once and print the run. Exits non-zero when the run failed
 /// or its input was rejected.
 pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
-    init_run_logs(args.json);
+    let held = init_run_logs(args.json);
     let dir = std::path::absolute(&args.dir)
         .map_err(|e| format!("cannot resolve {}: {e}", args.dir.display()))?;
     let host = crate::open_host(&dir)?;
-    for refusal in host.refused() {
-        eprintln!(
-            "yohost: plugin '{}' refused: {}",
-            refusal.name, refusal.reason
-        );
-    }
     let agent = match &args.model {
         Some(spec) => real_model(spec)?,
         None => Agent::from_provider(
@@ -77,12 +71,18 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     };
     let last_error = Arc::new(Mutex::new(None));
     let mut agent = agent
-        .with_extension(EventPrinter::new(args.json, Arc::clone(&last_error)))
+        .with_extension(EventPrinter::new(
+            args.json,
+            held.clone(),
+            Arc::clone(&last_error),
+        ))
         .with_tree_extension(host.extension());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     agent.prompt_with_sender(args.prompt.as_str(), tx).await;
     let _ = drain.await;
+    // Lines of calls abandoned at their deadline may come after the run.
+    held.flush();
     let failed = last_error
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -458,7 +458,8 @@ impl ToolReply {
 pub enum BeforeToolReply {
     /// `null`: let the call run.
     Allow,
-    /// `{deny: reason}`: block it; the model sees the reason.
+    /// `{deny: reason}`: block it; the model sees the reason (the host
+    /// refuses a blank one as a bad reply).
     Deny(String),
     /// `{args: {...}}`: run it with these arguments instead.
     Rewrite(Value),
