@@ -3,9 +3,11 @@
 //! Plugin log lines (target `yohost::plugin`) and the plugins' decisions
 //! about tool calls (target `yohost::decision`: each deny, rewrite and
 //! output edit, naming the plugin) go to standard output with the run's
-//! events. They are held until the next tool call's start or end, an input
-//! rejection or the run's end is printed, then printed after it: a line a
-//! hook wrote while judging a call comes after the call it concerns. The
+//! events, after the call they concern: what `before_tool` wrote or decided
+//! about a call comes after the call's start line, what `call_tool` and
+//! `after_tool` wrote or decided after its end line (the hook span's
+//! `call_id` ties a log line to its call). Lines about no call come after
+//! the next tool line or input rejection, or before the run's end. The
 //! host's own warnings go to standard error (`RUST_LOG` sets their level,
 //! `warn` by default), without colours unless standard error is a terminal
 //! (and `NO_COLOR` is unset). What the host logs about loading plugins is
@@ -16,12 +18,14 @@ use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
 use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 use yoagent::extension::{Extension, ExtensionError, RunContext, RunHooks};
 use yoagent::{AgentEvent, AgentMessage, Content, Message};
-use yohost::logging::{DECISION_LOG_TARGET, PLUGIN_LOG_TARGET};
+use yohost::logging::{DECISION_LOG_TARGET, HOOK_SPAN, PLUGIN_LOG_TARGET};
 
 /// The host's log level unless `RUST_LOG` says otherwise. yoagent's own
 /// warning for each denied call is left out: the run's output shows it.
@@ -46,22 +50,75 @@ pub fn init_stderr_logs() {
         .try_init();
 }
 
+/// Where a held line belongs: the tool call it is about, and whether it
+/// came while the call ran or after (`call_tool`, `after_tool`) rather than
+/// while it was judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Slot {
+    call_id: String,
+    after_start: bool,
+}
+
+impl Slot {
+    /// The slot of a line from `hook` about the call `call_id`.
+    fn of(hook: &str, call_id: &str) -> Option<Slot> {
+        (!call_id.is_empty()).then(|| Slot {
+            call_id: call_id.to_string(),
+            after_start: matches!(hook, "call_tool" | "after_tool"),
+        })
+    }
+}
+
 /// Plugin log lines and decisions waiting for the event they follow.
 #[derive(Clone, Default)]
-pub struct Held(Arc<Mutex<Vec<String>>>);
+pub struct Held(Arc<Mutex<Vec<(Option<Slot>, String)>>>);
 
 impl Held {
-    fn push(&self, line: String) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+    fn push(&self, slot: Option<Slot>, line: String) {
+        self.lock().push((slot, line));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Option<Slot>, String)>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Print, in the order they came, the held lines `event` releases: a
+    /// tool call's start releases what was written while it was judged, its
+    /// end everything about it; every event releases the lines about no
+    /// call.
+    fn release(&self, event: &AgentEvent) {
+        let releases = |slot: &Option<Slot>| match (slot, event) {
+            (None, _) => true,
+            (Some(slot), AgentEvent::ToolExecutionStart { tool_call_id, .. }) => {
+                slot.call_id == *tool_call_id && !slot.after_start
+            }
+            (Some(slot), AgentEvent::ToolExecutionEnd { tool_call_id, .. }) => {
+                slot.call_id == *tool_call_id
+            }
+            (Some(_), _) => false,
+        };
+        let lines: Vec<String> = {
+            let mut held = self.lock();
+            let (out, keep) = std::mem::take(&mut *held)
+                .into_iter()
+                .partition(|(slot, _)| releases(slot));
+            *held = keep;
+            out.into_iter().map(|(_, line)| line).collect()
+        };
+        print_lines(lines);
     }
 
     /// Print every held line, in the order they came.
     pub fn flush(&self) {
-        let lines = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut out = std::io::stdout().lock();
-        for line in lines {
-            let _ = writeln!(out, "{line}");
-        }
+        let lines = std::mem::take(&mut *self.lock());
+        print_lines(lines.into_iter().map(|(_, line)| line).collect());
+    }
+}
+
+fn print_lines(lines: Vec<String>) {
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        let _ = writeln!(out, "{line}");
     }
 }
 
@@ -155,19 +212,49 @@ fn decision_line(f: &Fields, json: bool) -> String {
     }
 }
 
-impl<S: tracing::Subscriber> Layer<S> for PluginLines {
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        let target = event.metadata().target();
-        if target != PLUGIN_LOG_TARGET && target != DECISION_LOG_TARGET {
+/// The `hook` and `call_id` of a hook span, kept with the span.
+struct HookCall {
+    hook: String,
+    call_id: String,
+}
+
+impl<S> Layer<S> for PluginLines
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if attrs.metadata().name() != HOOK_SPAN {
             return;
         }
         let mut fields = Fields::default();
-        event.record(&mut fields);
-        self.held.push(if target == PLUGIN_LOG_TARGET {
-            log_line(&fields, self.json)
-        } else {
-            decision_line(&fields, self.json)
-        });
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(HookCall {
+                hook: fields.get("hook").to_string(),
+                call_id: fields.get("call_id").to_string(),
+            });
+        }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        let target = event.metadata().target();
+        if target == DECISION_LOG_TARGET {
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            let slot = Slot::of(fields.get("hook"), fields.get("call_id"));
+            self.held.push(slot, decision_line(&fields, self.json));
+        } else if target == PLUGIN_LOG_TARGET {
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            let slot = ctx.event_scope(event).and_then(|scope| {
+                scope.into_iter().find_map(|span| {
+                    let extensions = span.extensions();
+                    let call = extensions.get::<HookCall>()?;
+                    Slot::of(&call.hook, &call.call_id)
+                })
+            });
+            self.held.push(slot, log_line(&fields, self.json));
+        }
     }
 }
 
@@ -236,7 +323,7 @@ impl RunHooks for PrintHooks {
             human(event, &self.run_id)
         };
         // What the hooks wrote before the run ended comes before its end;
-        // what they wrote about a call, after the call's line.
+        // what they wrote about a call, after the call's lines.
         let end = matches!(event, AgentEvent::AgentEnd { .. });
         if end {
             self.held.flush();
@@ -245,7 +332,7 @@ impl RunHooks for PrintHooks {
             let _ = writeln!(std::io::stdout().lock(), "{line}");
         }
         if !end && follows_held_lines(event) {
-            self.held.flush();
+            self.held.release(event);
         }
     }
 }

@@ -32,7 +32,7 @@ pub async fn call_hook<K: HookKind>(
 ) -> Result<K::Reply, HookError> {
     let call = K::call(args);
     let timeout = plugin.manifest.timeout(K::HOOK);
-    let span = hook_span(&call.run().run_id, &plugin.name, K::HOOK);
+    let span = hook_span(&call, &plugin.name);
     let deadline = Instant::now() + timeout;
     let limits = CallLimits {
         deadline,

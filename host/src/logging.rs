@@ -1,7 +1,8 @@
 //! Plugin log lines and hook spans, each carrying the `run_id` of its run.
 //!
 //! Every hook call runs inside a span named `hook` with fields `run_id`,
-//! `plugin` and `hook`. A plugin's own log calls become events with target
+//! `plugin`, `hook` and, for a hook about a tool call, `call_id`. A
+//! plugin's own log calls become events inside it, with target
 //! [`PLUGIN_LOG_TARGET`] and fields `run_id`, `plugin` and `level`, whatever
 //! engine the plugin runs on.
 //!
@@ -142,7 +143,13 @@ pub fn plugin_log(run_id: &str, plugin: &str, level: LogLevel, message: &str) {
     }
 }
 
-/// The span a hook call runs in.
-pub fn hook_span(run_id: &str, plugin: &str, hook: yohost_contract::Hook) -> tracing::Span {
-    tracing::info_span!("hook", run_id, plugin, hook = hook.as_str())
+/// The name of the span every hook call runs in ([`hook_span`]).
+pub const HOOK_SPAN: &str = "hook";
+
+/// The span a hook call runs in, with the id of the tool call it is about
+/// (`call_tool`, `before_tool`, `after_tool`): a plugin's log lines are
+/// events inside it.
+pub fn hook_span(call: &yohost_contract::HookCall, plugin: &str) -> tracing::Span {
+    let (run_id, hook, call_id) = (&call.run().run_id, call.hook().as_str(), call.call_id());
+    tracing::info_span!(HOOK_SPAN, run_id, plugin, hook, call_id)
 }
