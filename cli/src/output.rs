@@ -69,16 +69,19 @@ impl Slot {
     }
 }
 
+/// A held line, with the call it belongs to (none: it is about no call).
+type HeldLine = (Option<Slot>, String);
+
 /// Plugin log lines and decisions waiting for the event they follow.
 #[derive(Clone, Default)]
-pub struct Held(Arc<Mutex<Vec<(Option<Slot>, String)>>>);
+pub struct Held(Arc<Mutex<Vec<HeldLine>>>);
 
 impl Held {
     fn push(&self, slot: Option<Slot>, line: String) {
         self.lock().push((slot, line));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(Option<Slot>, String)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HeldLine>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
