@@ -186,11 +186,9 @@ impl Process {
         shared.send(launch.init.clone());
         match loaded.recv_timeout(launch.load_timeout) {
             Ok(Ok(ready)) => {
-                match ready.name.as_ref().filter(|n| !n.is_empty()) {
-                    Some(own) if !launch.name_is_fixed => {
-                        own.clone_into(&mut shared.name.lock().expect("name"));
-                    }
-                    _ => {}
+                let own = ready.name.as_ref().filter(|n| !n.is_empty());
+                if let Some(own) = own.filter(|_| !launch.name_is_fixed) {
+                    own.clone_into(&mut shared.name.lock().expect("name"));
                 }
                 Ok((process, ready))
             }
@@ -211,7 +209,7 @@ impl Process {
     /// the plugin (its `ctx.signal`); past its deadline, the process is
     /// killed as well.
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
-        let shared = &self.shared;
+        let shared: &Shared = &self.shared;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let args = call.args_json();
         let frame = ToNode::Call {
