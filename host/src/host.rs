@@ -58,7 +58,7 @@ impl PluginHost {
     /// they never stop the others. Only a directory that cannot be read
     /// stops the host: a watcher that cannot watch it, or some folder in it,
     /// is logged as a warning, and changes are still seen at the next run
-    /// through the directory's top-level fingerprint (see [`watch`]).
+    /// through the directory's top-level fingerprint (see `watch.rs`).
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, HostError> {
         Self::open_with(dir.as_ref(), Adapters::default())
     }
