@@ -8,7 +8,8 @@
 //!   that wrote them, after an `await` too, and never corrupt the frames;
 //! - the permission model: files outside the folder and grants cannot be
 //!   read, outside `write` grants cannot be written; no process without
-//!   `exec`, no worker threads; the environment is only what is granted;
+//!   `exec`, no worker threads, no native addons; the environment is only
+//!   what is granted;
 //! - a process that exits, or writes garbage on its stdout, fails its call
 //!   closed (`crashed`) and the rest of the run, and the next run gets a new
 //!   process; dropping the host kills the process;
@@ -88,6 +89,7 @@ export default definePlugin({
       "write-data": () => (fs.writeFileSync(`${ctx.pluginDir}/../granted/data.txt`, "w"), "written"),
       spawn: () => execFileSync("true"),
       worker: () => new Worker("1", { eval: true }),
+      addon: () => process.dlopen({ exports: {} }, `${ctx.pluginDir}/addon.node`),
       env: () => Object.keys(process.env).sort().join(","),
       pid: () => process.pid,
       exit: () => process.exit(3),
@@ -182,6 +184,7 @@ async fn the_permission_model_confines_files_processes_workers_and_env() {
             "write-data",
             "spawn",
             "worker",
+            "addon",
             "env",
         ],
     )
@@ -195,6 +198,7 @@ async fn the_permission_model_confines_files_processes_workers_and_env() {
             "write-data=denied:ERR_ACCESS_DENIED",
             "spawn=denied:ERR_ACCESS_DENIED",
             "worker=denied:ERR_ACCESS_DENIED",
+            "addon=denied:ERR_DLOPEN_DISABLED",
             "env=ok:PATH",
         ]
     );
