@@ -49,7 +49,7 @@ pub enum PackageError {
         folder: PathBuf,
     },
     /// A Node built-in module the flavor does not provide.
-    #[error("`{0}` is a Node built-in module, which is not available to this plugin")]
+    #[error("`{0}` is a Node built-in module, which is not available to this plugin on the embedded engine (yohost plugins and pi extensions that need it run on Node with `engine = \"node\"` in plugin.toml)")]
     NodeBuiltin(String),
     /// The file lies outside the plugin's folder once symlinks are resolved.
     #[error("it resolves to {}, outside the plugin's folder {}", file.display(), folder.display())]
