@@ -34,7 +34,7 @@ function bashDefinition(cwd, options) {
       let spawn = { command: String(params.command), cwd, env: {} };
       if (typeof options?.spawnHook === "function") spawn = { ...spawn, ...options.spawnHook(spawn) };
       const timeout = typeof params.timeout === "number" && params.timeout > 0 ? params.timeout * 1000 : undefined;
-      const result = await exec("/bin/sh", ["-c", spawn.command], { cwd: spawn.cwd, timeout });
+      const result = await exec("bash", ["-c", spawn.command], { cwd: spawn.cwd, timeout });
       const output = [result.stdout, result.stderr].filter(Boolean).join("");
       if (result.killed) throw new Error(`${output}\n\nCommand timed out`);
       if (result.code !== 0) throw new Error(`${output}\n\nCommand exited with code ${result.code}`);

@@ -1085,3 +1085,90 @@ async fn prompt_sections_become_a_note_and_get_system_prompt_does_not_fail() {
         .collect::<Vec<_>>();
     assert!(failed.is_empty(), "no hook fails: {failed:?}");
 }
+
+#[tokio::test]
+async fn create_bash_tool_runs_through_the_exec_service_only_when_granted() {
+    let source = std::fs::read_to_string(examples().join("bash-spawn-hook.ts")).unwrap();
+    for (granted, expect, is_error) in [
+        (true, "from bash", false),
+        (false, "capabilities.exec", true),
+    ] {
+        let dir = plugin_dir();
+        write(dir.path(), "spawn/index.ts", &source);
+        write(
+            dir.path(),
+            "spawn/plugin.toml",
+            &format!("[capabilities]\nexec = {granted}\n"),
+        );
+        let host = open(dir.path()).unwrap();
+        assert!(host.refused().is_empty(), "{:?}", host.refused());
+        let (agent, _) = scripted(vec![
+            call("bash", json!({"command": "echo from bash"})),
+            text("done"),
+        ]);
+        let mut agent = agent.with_extension(host.extension());
+        let results = tool_results(&run(&mut agent, "run").await);
+        assert_eq!(results[0].2, is_error, "{results:?}");
+        assert!(results[0].1.contains(expect), "{results:?}");
+    }
+}
+
+const CHILD_PROCESS_PLUGIN: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { exec, execSync, spawn } from "node:child_process";
+import { promisify } from "node:util";
+const run = promisify(exec);
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "processes",
+    description: "runs processes the node way",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      const { stdout } = await run("echo shell; echo err >&2");
+      const spawned = await new Promise((resolve, reject) => {
+        const child = spawn("printf", ["%s", "spawned"]);
+        let out = "";
+        child.stdout.on("data", (chunk) => (out += chunk.toString()));
+        child.on("error", reject);
+        child.on("close", (code) => resolve(`${out}:${code}`));
+      });
+      let sync = "";
+      try { execSync("true"); } catch (e) { sync = e.message; }
+      return { content: [{ type: "text", text: JSON.stringify([stdout, spawned, sync]) }] };
+    },
+  });
+}"#;
+
+#[tokio::test]
+async fn node_child_process_runs_off_the_thread_only_when_granted() {
+    for granted in [true, false] {
+        let dir = plugin_dir();
+        write(dir.path(), "procs/index.ts", CHILD_PROCESS_PLUGIN);
+        write(
+            dir.path(),
+            "procs/plugin.toml",
+            &format!("[capabilities]\nexec = {granted}\n"),
+        );
+        let host = open(dir.path()).unwrap();
+        let (agent, _) = scripted(vec![call("processes", json!({})), text("done")]);
+        let mut agent = agent.with_extension(host.extension());
+        let results = tool_results(&run(&mut agent, "run").await);
+        if granted {
+            let seen: serde_json::Value = serde_json::from_str(&results[0].1).unwrap();
+            assert_eq!(seen[0], "shell\n");
+            assert_eq!(seen[1], "spawned:0");
+            assert!(
+                seen[2]
+                    .as_str()
+                    .unwrap()
+                    .contains("would block the plugin's thread"),
+                "{seen}"
+            );
+        } else {
+            assert!(results[0].2, "{results:?}");
+            assert!(
+                results[0].1.contains("`capabilities.exec = true`"),
+                "{results:?}"
+            );
+        }
+    }
+}
