@@ -81,6 +81,7 @@
 //! are trusted code, not sandboxed: they run with the host's rights.
 
 pub mod adapter;
+pub(crate) mod arguments;
 pub mod codec;
 pub mod convert;
 pub mod discovery;

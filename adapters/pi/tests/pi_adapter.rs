@@ -1172,3 +1172,21 @@ async fn node_child_process_runs_off_the_thread_only_when_granted() {
         }
     }
 }
+
+#[tokio::test]
+async fn hello_without_its_name_fails_validation_as_in_pi() {
+    let dir = with_examples(&["hello.ts"]);
+    let host = open(dir.path()).unwrap();
+    let (agent, _) = scripted(vec![call("hello", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "greet").await);
+    assert!(results[0].2, "{results:?}");
+    assert!(
+        results[0]
+            .1
+            .starts_with("Validation failed for tool \"hello\":")
+            && results[0].1.contains("\"name\"")
+            && !results[0].1.contains("Hello, undefined!"),
+        "{results:?}"
+    );
+}
