@@ -1,6 +1,8 @@
 //! The `yohost` command: check a plugin directory, or run an agent with it.
 
 mod check;
+mod demo;
+mod new;
 mod output;
 mod run;
 mod script;
@@ -44,6 +46,9 @@ enum Command {
     /// Run an agent with the plugins of a directory and print the run as it
     /// happens.
     Run(run::RunArgs),
+    /// Make a plugin to start from: a `before_tool` policy in a folder of
+    /// its own, with a plugin.toml naming its grants.
+    New(new::NewArgs),
 }
 
 /// Parse the command line and run it.
@@ -60,6 +65,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Check { dir, json } => check::check(&dir, json).await,
             Command::Run(args) => run::run(args).await,
+            Command::New(args) => new::new(args),
         }
     });
     // Abandoned plugin calls may still hold threads; do not wait for them.

@@ -29,7 +29,8 @@ pub struct PluginHostBuilder {
 impl PluginHostBuilder {
     /// Load the plugins of `adapter`'s (engine, ecosystem) pair with it,
     /// replacing whatever served that pair before (the built-in set serves
-    /// yohost's own plugins on every engine, and pi extensions).
+    /// yohost's own plugins on every engine; the adapter crates serve pi,
+    /// DSH and rutis-agent plugins).
     pub fn adapter(mut self, adapter: Arc<dyn Adapter>) -> Self {
         self.adapters.register(adapter);
         self

@@ -160,6 +160,7 @@ pub enum Mode {
 /// Which plugin API a plugin is written against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Ecosystem {
     /// yohost's own contract.
     #[default]

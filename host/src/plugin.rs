@@ -21,6 +21,7 @@ use yohost_contract::{Hook, HookCall, HookReply, RunInfo};
 /// The engine a plugin runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum EngineKind {
     /// Rust closures in the host's own process ([`NativePlugin`](crate::native::NativePlugin)).
     Native,
