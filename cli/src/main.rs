@@ -1,9 +1,11 @@
 //! The `yohost` command: check a plugin directory, or run an agent with it.
 
+mod bench;
 mod check;
 mod output;
 mod run;
 mod script;
+mod stats;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -42,6 +44,9 @@ enum Command {
     /// Run an agent with the plugins of a directory and print the run as it
     /// happens.
     Run(run::RunArgs),
+    /// Time each plugin's hooks on synthetic calls and print what each
+    /// plugin adds over the host's own path.
+    Bench(bench::BenchArgs),
 }
 
 /// Parse the command line and run it.
@@ -58,6 +63,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Check { dir, json } => check::check(&dir, json).await,
             Command::Run(args) => run::run(args).await,
+            Command::Bench(args) => bench::bench(args).await,
         }
     });
     // Abandoned plugin calls may still hold threads; do not wait for them.

@@ -31,6 +31,10 @@ pub struct RunArgs {
     /// Print one JSON object per line.
     #[arg(long)]
     json: bool,
+    /// After the run, print each plugin's figures: calls, failures,
+    /// timeouts and latency per hook.
+    #[arg(long)]
+    stats: bool,
 }
 
 /// Run the agent once and print the run. Exits non-zero when the run failed
@@ -65,6 +69,9 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     agent.prompt_with_sender(args.prompt.as_str(), tx).await;
     let _ = drain.await;
+    if args.stats {
+        crate::stats::print(&host.stats(), args.json);
+    }
     let failed = last_error
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -101,6 +101,7 @@ pub mod report;
 pub(crate) mod runset;
 pub mod session;
 pub mod source;
+pub mod stats;
 pub(crate) mod tool;
 pub mod worker;
 
@@ -113,4 +114,5 @@ pub use manifest::{Ecosystem, Manifest, Mode};
 pub use native::NativePlugin;
 pub use plugin::{CallLimits, EngineKind, Loaded, LoadedPlugin, Plugin, PluginRun};
 pub use report::{PluginReport, Status};
+pub use stats::{HookFigures, PluginFigures, PluginStats};
 pub use yohost_contract as contract;
