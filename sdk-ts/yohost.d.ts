@@ -159,6 +159,19 @@ declare module "yohost" {
     readonly env: Readonly<Record<string, string>>;
     /** The plugin's folder (symlinks resolved): where relative `fs` paths start. */
     readonly pluginDir: string;
+    /** Aborts when the host gives up on the call: its run was cancelled, or its deadline passed. */
+    readonly signal: CallSignal;
+  }
+
+  /** The host's `AbortSignal` (also the global `AbortSignal`). */
+  export interface CallSignal {
+    readonly aborted: boolean;
+    /** An `Error` named `AbortError` (cancelled) or `TimeoutError` (deadline), once aborted. */
+    readonly reason: unknown;
+    onabort: ((event: { type: "abort" }) => void) | null;
+    addEventListener(type: "abort", listener: (event: { type: "abort" }) => void, options?: { once?: boolean }): void;
+    removeEventListener(type: "abort", listener: (event: { type: "abort" }) => void): void;
+    throwIfAborted(): void;
   }
 
   type Awaitable<T> = T | Promise<T>;

@@ -13,10 +13,12 @@ use std::process::ExitCode;
 use yohost::PluginHost;
 
 /// Open a plugin directory with every adapter crate of this repository
-/// registered: the built-in set (yohost's own plugins, pi extensions) plus
-/// rutis-agent tool libraries.
+/// registered: the built-in set (yohost's own plugins) plus pi extensions,
+/// DSH tool plugins and rutis-agent tool libraries.
 fn open_host(dir: &Path) -> Result<PluginHost, String> {
     PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_dsh::adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
         .open()
         .map_err(|e| e.to_string())

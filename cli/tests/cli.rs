@@ -5,7 +5,10 @@
 //! - `run` on the bundled script prints the run with plugin log lines that
 //!   carry the run id, and `--json` prints one JSON object per line;
 //! - `check` lists a rutis-agent tool library with its tools, and a
-//!   malformed one as refused with the reason.
+//!   malformed one as refused with the reason;
+//! - `check` lists a DSH tool plugin with its tools, one that needs
+//!   services the adapter lacks as refused naming them, and a pi extension
+//!   with its tools.
 //!
 //! The plugins are the example cdylibs of the `yohost` and
 //! `yohost-adapter-rutis-agent` packages, which `cargo test --workspace`
@@ -186,4 +189,44 @@ fn check_lists_rutis_agent_tools_and_refuses_a_malformed_library_with_the_reason
         reason.contains("malformed tool schema: tools 0 and 1 are both named `twin`"),
         "{reason}"
     );
+}
+
+#[test]
+fn check_lists_dsh_and_pi_plugins_with_their_tools_or_the_reason() {
+    let dir = plugin_dir();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters/dsh/tests/fixtures");
+    for (name, file) in [("policy", "policy.js"), ("needs-shell", "needs_shell.js")] {
+        let source = std::fs::read_to_string(fixtures.join(file)).unwrap();
+        write(dir.path(), &format!("{name}/index.js"), &source);
+        write(
+            dir.path(),
+            &format!("{name}/plugin.toml"),
+            "ecosystem = \"dsh\"",
+        );
+    }
+    write(
+        dir.path(),
+        "hello.ts",
+        "import type { ExtensionAPI } from \"@earendil-works/pi-coding-agent\";\nexport default function (pi: ExtensionAPI) {\n  pi.registerTool({ name: \"hello\", execute: async () => ({ content: [] }) });\n}\n",
+    );
+    let (_, stdout) = yohost(
+        &["check", "--json", dir.path().to_str().unwrap()],
+        dir.path(),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let policy = checked(&doc, "fixture-policy");
+    assert_eq!(policy["status"], "loaded", "{policy}");
+    assert_eq!(policy["ecosystem"], "dsh");
+    assert_eq!(policy["tools"], serde_json::json!(["greet"]));
+    let refused = checked(&doc, "needs-shell");
+    assert_eq!(refused["status"], "refused");
+    let reason = refused["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("needs `shell`, `jobs`, which the host does not provide"),
+        "{reason}"
+    );
+    let pi = checked(&doc, "hello");
+    assert_eq!(pi["status"], "loaded", "{pi}");
+    assert_eq!(pi["ecosystem"], "pi");
+    assert_eq!(pi["tools"], serde_json::json!(["hello"]));
 }

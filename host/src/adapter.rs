@@ -49,7 +49,7 @@ pub trait Adapter: Send + Sync {
 pub fn serving_crate(ecosystem: Ecosystem) -> &'static str {
     match ecosystem {
         Ecosystem::Yohost => "yohost",
-        Ecosystem::Pi => "yohost",
+        Ecosystem::Pi => "yohost-adapter-pi",
         Ecosystem::Dsh => "yohost-adapter-dsh",
         Ecosystem::RutisAgent => "yohost-adapter-rutis-agent",
     }
@@ -69,8 +69,8 @@ struct Entry {
 }
 
 impl Default for Adapters {
-    /// The built-in set: yohost's own plugins on every engine, and pi
-    /// extensions on the JS engine.
+    /// The built-in set: yohost's own plugins on every engine. Foreign
+    /// ecosystems come from adapter crates.
     fn default() -> Self {
         let mut adapters = Adapters {
             entries: BTreeMap::new(),
@@ -83,7 +83,6 @@ impl Default for Adapters {
         ] {
             adapters.register(Arc::new(crate::engines::Own(engine)));
         }
-        adapters.register(Arc::new(crate::engines::PiFlavor));
         adapters
     }
 }
@@ -235,7 +234,7 @@ mod tests {
             .load(&candidate(EngineKind::Python, Some(Ecosystem::Pi)))
             .err()
             .expect("refused");
-        assert!(err.to_string().contains("only on the js engine"), "{err}");
+        assert!(err.to_string().contains("yohost-adapter-pi"), "{err}");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   (Python). A lone file has no manifest: put it in a folder beside a
 //!   `plugin.toml` to give it one;
 //! - a folder with a `plugin.toml`, or with an obvious entry (`index.ts`,
-//!   `index.js`, `__init__.py`, or a `package.json` with a `pi` field).
+//!   `index.js`, `__init__.py`, a `package.json` with a `pi` field, or an
+//!   npm package's `main`).
 //!
 //! Entries that are plainly not plugins are passed over: hidden names,
 //! `node_modules`, `__pycache__`, `target`, Markdown and text files,
@@ -310,7 +311,11 @@ fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, Load
             return Ok(Some(path));
         }
     }
-    if let Some(entry) = pi_package_entry(dir)? {
+    let package = package_json(dir)?;
+    if let Some(entry) = package
+        .as_ref()
+        .and_then(|p| pi_package_entry(dir, p).or_else(|| package_main(dir, p)))
+    {
         return Ok(Some(entry));
     }
     if !has_manifest {
@@ -328,10 +333,30 @@ fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, Load
     Ok((files.len() == 1).then(|| files.remove(0)))
 }
 
-/// The first extension a pi package's `package.json` names, if the folder
-/// has a `package.json` with a `pi` field. A `package.json` that cannot be
-/// read or is not JSON refuses the folder.
-fn pi_package_entry(dir: &Path) -> Result<Option<PathBuf>, LoadError> {
+/// The first extension a pi package's `package.json` names, if it has a
+/// `pi` field.
+fn pi_package_entry(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
+    let pi = package.get("pi")?;
+    let first = pi
+        .get("extensions")
+        .and_then(|e| e.as_array())
+        .and_then(|list| list.first())
+        .and_then(|e| e.as_str())
+        .unwrap_or("index.ts");
+    let path = dir.join(first);
+    if path.is_dir() {
+        ["index.ts", "index.js"]
+            .iter()
+            .map(|n| path.join(n))
+            .find(|p| p.is_file())
+    } else {
+        path.is_file().then_some(path)
+    }
+}
+
+/// The folder's `package.json`, parsed, if it has one. A `package.json`
+/// that cannot be read or is not JSON refuses the folder.
+fn package_json(dir: &Path) -> Result<Option<serde_json::Value>, LoadError> {
     let file = dir.join("package.json");
     let text = match read_text(&file, MAX_SOURCE_BYTES) {
         Ok(text) => text,
@@ -343,29 +368,23 @@ fn pi_package_entry(dir: &Path) -> Result<Option<PathBuf>, LoadError> {
             })
         }
     };
-    let package: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| LoadError::Invalid {
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| LoadError::Invalid {
             path: file,
             message: format!("not valid JSON: {e}"),
-        })?;
-    let Some(pi) = package.get("pi") else {
-        return Ok(None);
-    };
-    let first = pi
-        .get("extensions")
-        .and_then(|e| e.as_array())
-        .and_then(|list| list.first())
-        .and_then(|e| e.as_str())
-        .unwrap_or("index.ts");
-    let path = dir.join(first);
-    Ok(if path.is_dir() {
-        ["index.ts", "index.js"]
-            .iter()
-            .map(|n| path.join(n))
-            .find(|p| p.is_file())
-    } else {
-        path.is_file().then_some(path)
-    })
+        })
+}
+
+/// The file an npm package's `package.json` names as its `main`, if it is
+/// a script inside the folder (a DSH tool package, for one).
+fn package_main(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
+    let main = dir.join(package.get("main")?.as_str()?);
+    let inside = main
+        .canonicalize()
+        .ok()?
+        .starts_with(dir.canonicalize().ok()?);
+    (inside && main.is_file() && engine_for(&main) == Some(EngineKind::Js)).then_some(main)
 }
 
 /// The files under `dir`, eight folders deep at most. Symlinks are recorded
@@ -404,8 +423,12 @@ pub fn detect_ecosystem(
     if engine != EngineKind::Js {
         return Ok(Ecosystem::Yohost);
     }
-    if root.is_dir() && pi_package_entry(root)?.is_some() {
-        return Ok(Ecosystem::Pi);
+    if root.is_dir() {
+        if let Some(package) = package_json(root)? {
+            if pi_package_entry(root, &package).is_some() {
+                return Ok(Ecosystem::Pi);
+            }
+        }
     }
     let source = read_text(entry, MAX_SOURCE_BYTES).map_err(|problem| LoadError::Unreadable {
         path: entry.to_path_buf(),

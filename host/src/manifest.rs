@@ -24,6 +24,9 @@
 //! env = ["HOME"]            # environment variables it may see
 //! network = false           # whether it may open connections
 //! exec = false              # whether it may start processes (pi's `pi.exec`)
+//!
+//! [config]                  # settings for the plugin, read by its adapter
+//! allowParallelInProgress = true   # (DSH: checked against the plugin's `Config`)
 //! ```
 //!
 //! A plugin's name, wherever it comes from, is 1 to 64 characters: letters,
@@ -238,6 +241,10 @@ pub struct Manifest {
     /// What the plugin is granted.
     #[serde(default)]
     pub capabilities: Capabilities,
+    /// Settings for the plugin, which its adapter hands it (a DSH plugin's
+    /// config). Absent: empty, so the plugin's own defaults apply.
+    #[serde(default)]
+    pub config: toml::Table,
 }
 
 impl Manifest {
@@ -529,5 +536,8 @@ mod tests {
         assert_eq!(m.timeout(Hook::BeforeTool), Duration::from_millis(250));
         assert_eq!(m.load_timeout(), Duration::from_millis(1500));
         assert_eq!(m.capabilities.read, vec![PathBuf::from("data")]);
+        let m = Manifest::parse("[config]\nlimit = 3\nnested = { on = true }").unwrap();
+        assert_eq!(m.config["limit"].as_integer(), Some(3));
+        assert_eq!(m.config["nested"]["on"].as_bool(), Some(true));
     }
 }

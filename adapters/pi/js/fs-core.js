@@ -2,8 +2,8 @@
 // extensions: text files, within the directories the plugin's manifest
 // grants (`capabilities.read` to read, `capabilities.write` to write). The
 // host checks every path; a denied one throws an error with `code`
-// "EACCES". Contents are UTF-8 strings: there are no Buffers. The host
-// embeds this file before fs.js or fs-promises.js, which export from it.
+// "EACCES". Contents are UTF-8 strings: there are no Buffers. fs.js and
+// fs-promises.js export from this module.
 
 function call(op, path, data) {
   const fs = globalThis[Symbol.for("yohost.host")]?.fs;
@@ -27,23 +27,23 @@ function stats(raw) {
   };
 }
 
-const constants = Object.freeze({ F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 });
+export const constants = Object.freeze({ F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 });
 
-const existsSync = (path) => call("exists", path);
-const readFileSync = (path) => call("read", path);
-const writeFileSync = (path, data) => void call("write", path, data);
-const appendFileSync = (path, data) => void call("append", path, data);
-const mkdirSync = (path) => void call("mkdir", path);
-const readdirSync = (path) => call("readdir", path);
-const statSync = (path) => stats(call("stat", path));
-const accessSync = (path, mode = constants.F_OK) => void call("access", path, mode);
+export const existsSync = (path) => call("exists", path);
+export const readFileSync = (path) => call("read", path);
+export const writeFileSync = (path, data) => void call("write", path, data);
+export const appendFileSync = (path, data) => void call("append", path, data);
+export const mkdirSync = (path) => void call("mkdir", path);
+export const readdirSync = (path) => call("readdir", path);
+export const statSync = (path) => stats(call("stat", path));
+export const accessSync = (path, mode = constants.F_OK) => void call("access", path, mode);
 
-const watch = () => {
+export const watch = () => {
   throw new Error("node:fs.watch is not available: the host does not watch files for plugins");
 };
 
 const later = (fn) => async (...args) => fn(...args);
-const promises = Object.freeze({
+export const promises = Object.freeze({
   readFile: later(readFileSync),
   writeFile: later(writeFileSync),
   appendFile: later(appendFileSync),

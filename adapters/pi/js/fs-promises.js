@@ -1,4 +1,6 @@
-// `node:fs/promises` (and `fs/promises`): embedded after fs-core.js.
+// `node:fs/promises` (and `fs/promises`).
+
+import { constants, promises } from "pi:fs-core";
 
 export const { readFile, writeFile, appendFile, mkdir, readdir, stat, access } = promises;
 export { constants };

@@ -1,4 +1,18 @@
-// `node:fs` (and `fs`): embedded after fs-core.js.
+// `node:fs` (and `fs`).
+
+import {
+  constants,
+  existsSync,
+  readFileSync,
+  writeFileSync,
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  statSync,
+  accessSync,
+  watch,
+  promises,
+} from "pi:fs-core";
 
 export {
   constants,

@@ -74,29 +74,6 @@ impl Adapter for Own {
     }
 }
 
-/// The table entry for pi extensions: a flavor of the JS engine, registered
-/// by the host itself until the pi adapter is a crate of its own.
-pub(crate) struct PiFlavor;
-
-impl Adapter for PiFlavor {
-    fn engine(&self) -> EngineKind {
-        EngineKind::Js
-    }
-
-    fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::Pi
-    }
-
-    fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        #[cfg(feature = "js")]
-        return js::pi::load(candidate, grants);
-        #[cfg(not(feature = "js"))]
-        let _ = grants;
-        #[cfg(not(feature = "js"))]
-        return Err(missing(candidate, "js"));
-    }
-}
-
 #[allow(dead_code)] // used only when an engine's feature is off
 fn missing(candidate: &Candidate, feature: &'static str) -> LoadError {
     LoadError::EngineMissing {

@@ -563,7 +563,7 @@ pub async fn required_plugin_that_fails_to_load_fails_every_run(engine: Engine) 
         &format!("{name}/plugin.toml"),
         &format!("name = \"{name}\"\nentry = \"{entry}\"\n{required}"),
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = crate::harness::open(dir.path());
     assert!(
         host.refused().iter().any(|r| r.name == name),
         "{:?}",
@@ -617,7 +617,7 @@ pub async fn advisory_plugin_that_fails_to_load_is_logged_each_run(engine: Engin
             engine.broken_manifest
         ),
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = crate::harness::open(dir.path());
     for _ in 0..2 {
         let out = drive(
             vec![Arc::new(host.extension())],

@@ -28,13 +28,22 @@ pub struct Fixture {
     pub host: PluginHost,
 }
 
+/// A host over `dir` with the adapter crates of the table's rows
+/// registered.
+pub fn open(dir: &std::path::Path) -> PluginHost {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .open()
+        .unwrap()
+}
+
 impl Fixture {
     /// The fixture of `engine`, with these extra `plugin.toml` lines.
     pub fn install(engine: Engine, manifest: &str) -> Fixture {
         let dir = support::plugin_dir();
         let name = format!("fx-{}", engine.name);
         (engine.install)(dir.path(), &name, manifest);
-        let host = PluginHost::open(dir.path()).unwrap();
+        let host = open(dir.path());
         let loaded = host.plugins();
         assert!(
             loaded.iter().any(|p| p.name == name),

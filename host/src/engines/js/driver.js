@@ -7,8 +7,9 @@
 //   host.log(callId, runId, level, message)
 //                                    a log line (callId/runId null: console)
 //   host.timer(timerId, ms)          fire `fire(timerId)` in `ms`
-// It installs `console`, `setTimeout` and `clearTimeout`, and returns the
-// functions the host calls. Nothing else is added to the global object.
+// It installs `console`, `setTimeout`, `clearTimeout`, `AbortController` and
+// `AbortSignal`, and returns the functions the host calls. Nothing else is
+// added to the global object.
 //
 // Work the host does off the engine thread (a process a plugin starts)
 // settles a promise later: `later(start)` makes a promise-returning function
@@ -17,6 +18,8 @@
 (function (host) {
   "use strict";
   const timers = new Map();
+  // callId -> the AbortController behind that call's `ctx.signal`.
+  const signals = new Map();
   let nextTimer = 1;
   let hooks = Object.create(null);
   let unload = () => {};
@@ -83,7 +86,79 @@
     timers.delete(id);
   };
 
+  // A plain AbortSignal: `aborted`, `reason`, `onabort`, abort listeners.
+  const abortSignal = Symbol("abort");
+  class AbortSignal {
+    #aborted = false;
+    #reason = undefined;
+    #listeners = [];
+    onabort = null;
+    get aborted() {
+      return this.#aborted;
+    }
+    get reason() {
+      return this.#reason;
+    }
+    addEventListener(type, listener, options) {
+      if (type !== "abort" || typeof listener !== "function") return;
+      if (!this.#listeners.some((l) => l.listener === listener)) {
+        this.#listeners.push({ listener, once: options === true ? false : Boolean(options?.once) });
+      }
+    }
+    removeEventListener(type, listener) {
+      if (type === "abort") this.#listeners = this.#listeners.filter((l) => l.listener !== listener);
+    }
+    throwIfAborted() {
+      if (this.#aborted) throw this.#reason;
+    }
+    [abortSignal](reason) {
+      if (this.#aborted) return;
+      this.#aborted = true;
+      this.#reason = reason;
+      const event = Object.freeze({ type: "abort", target: this });
+      const listeners = this.#listeners;
+      this.#listeners = [];
+      for (const run of [this.onabort, ...listeners.map((l) => l.listener)]) {
+        if (typeof run !== "function") continue;
+        try {
+          run.call(this, event);
+        } catch (e) {
+          host.log(null, null, "error", "an abort listener threw: " + describe(e));
+        }
+      }
+    }
+    static abort(reason) {
+      const controller = new AbortController();
+      controller.abort(reason);
+      return controller.signal;
+    }
+    static any(signals) {
+      const controller = new AbortController();
+      for (const signal of signals) {
+        if (signal.aborted) {
+          controller.abort(signal.reason);
+          break;
+        }
+        signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+      }
+      return controller.signal;
+    }
+  }
+  class AbortController {
+    #signal = new AbortSignal();
+    get signal() {
+      return this.#signal;
+    }
+    abort(reason) {
+      const why = reason === undefined ? Object.assign(new Error("This operation was aborted"), { name: "AbortError" }) : reason;
+      this.#signal[abortSignal](why);
+    }
+  }
+  globalThis.AbortSignal = AbortSignal;
+  globalThis.AbortController = AbortController;
+
   function reply(callId, value) {
+    signals.delete(callId);
     let json;
     try {
       json = JSON.stringify(value === undefined ? null : value);
@@ -99,13 +174,13 @@
   }
 
   return {
-    // Turn the entry module's default export into hooks with the flavor's
-    // `shape` (which may be async); resolves to `{name, hooks, warnings}`
-    // as JSON.
-    async install(shape, exported, envJson, dir) {
+    // Turn the entry module's namespace into hooks with the flavor's
+    // `shape` (which may be async), given the flavor's settings; resolves to
+    // `{name, hooks, warnings}` as JSON.
+    async install(shape, namespace, settingsJson, envJson, dir) {
       env = Object.freeze(JSON.parse(envJson));
       pluginDir = dir;
-      const shaped = await shape(exported);
+      const shaped = await shape(namespace, JSON.parse(settingsJson));
       hooks = shaped.hooks;
       if (typeof shaped.unload === "function") unload = shaped.unload;
       const name = typeof shaped.name === "string" ? shaped.name : null;
@@ -120,23 +195,41 @@
     },
     // Run hook `hook` for call `callId`; the reply comes back through
     // `host.done` or `host.fail`, now or after the promise settles.
+    // `ctx.signal` aborts when the host gives up on the call (its run was
+    // cancelled, or its deadline passed).
     call(callId, hook, argsJson, runId) {
-      const ctx = Object.freeze({ run_id: runId, log: logger(callId, runId), env, pluginDir });
+      const controller = new AbortController();
+      signals.set(callId, controller);
+      const ctx = Object.freeze({
+        run_id: runId,
+        log: logger(callId, runId),
+        env,
+        pluginDir,
+        signal: controller.signal,
+      });
+      const failed = (e) => {
+        signals.delete(callId);
+        host.fail(callId, describe(e));
+      };
       let result;
       try {
         result = hooks[hook](JSON.parse(argsJson), ctx);
       } catch (e) {
-        host.fail(callId, describe(e));
+        failed(e);
         return;
       }
       if (result !== null && typeof result === "object" && typeof result.then === "function") {
-        Promise.resolve(result).then(
-          (value) => reply(callId, value),
-          (e) => host.fail(callId, describe(e)),
-        );
+        Promise.resolve(result).then((value) => reply(callId, value), failed);
       } else {
         reply(callId, result);
       }
+    },
+    // The host gave up on call `callId`: abort its `ctx.signal` with an
+    // error named `name` ("AbortError" or "TimeoutError").
+    abort(callId, name, message) {
+      const controller = signals.get(callId);
+      signals.delete(callId);
+      controller?.abort(Object.assign(new Error(message), { name }));
     },
     // Run timer `timerId`, if it was not cleared.
     fire(timerId) {

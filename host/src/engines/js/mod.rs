@@ -5,20 +5,25 @@
 //! One module per concern:
 //! - [`transpile`]: TypeScript to JavaScript, errors with file and line;
 //! - [`modules`]: the import graph, walked and checked at load (relative
-//!   files and built-in modules only, and only names a built-in exports);
+//!   files, npm packages inside the plugin's folder, and built-in modules,
+//!   and only names a built-in exports);
+//! - [`packages`]: bare imports resolved from the plugin's `node_modules`
+//!   with Node's algorithm;
+//! - [`commonjs`]: CommonJS and JSON files through an interop wrapper;
 //! - [`runtime`]: the QuickJS backend, its sandbox (memory, stack,
 //!   interrupts, granted environment) and the thread that owns it;
 //! - [`services`]: files within the manifest's grants, and processes when
 //!   granted, for flavors that offer them;
-//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance;
-//! - [`pi`]: the pi adapter's flavor (its JavaScript is in `adapters/pi/`).
+//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance.
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
-//! default export becomes hooks. yohost's own is [`YOHOST`]; pi extensions
-//! load with [`pi::PI`] (the adapter table sends them to [`pi::load`]).
+//! module becomes hooks. yohost's own is [`YOHOST`]; adapter crates bring
+//! theirs (`yohost-adapter-pi`, `yohost-adapter-dsh`) and load with
+//! [`load_with`]. The engine knows none of them.
 
+pub mod commonjs;
 pub mod modules;
-pub mod pi;
+pub mod packages;
 pub mod plugin;
 pub mod runtime;
 pub mod services;
@@ -28,26 +33,47 @@ use crate::discovery::Candidate;
 use crate::error::LoadError;
 use crate::grants::Grants;
 use crate::plugin::Loaded;
-use modules::{gather, Builtin, GatherError};
+use modules::{add_flavor, gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
 use services::{FileAccess, Services};
 use std::sync::Arc;
 use yohost_contract::Hook;
 
-/// How plugins of one ecosystem look to the engine.
+/// How plugins of one ecosystem look to the engine: what they may import,
+/// how their module becomes hooks, and which host services they get.
+/// Adapters for other plugin APIs are flavors; the engine knows none of them.
+///
+/// Every module of a flavor is an ES module in plain JavaScript, named by
+/// its specifier. A flavor module may import the flavor's `builtins` and
+/// `internals` (and nothing else); plugin code may import only `builtins`.
 #[derive(Debug, Clone, Copy)]
 pub struct Flavor {
-    /// The modules plugins may import by bare name.
+    /// The modules plugins may import by bare name. A name here wins over
+    /// a package of the same name in the plugin's `node_modules`.
     pub builtins: &'static [Builtin],
-    /// A JavaScript function expression, `(defaultExport) => ({name?, hooks})`,
-    /// where `hooks` maps contract hook names (`before_tool`, `tools`,
-    /// `call_tool`, ...) to functions `(args, ctx) => reply | Promise<reply>`.
-    /// It throws to refuse the plugin; the message is the reason. It may be
-    /// async, and may also return `warnings` (a list of strings) and an
-    /// `unload` function the engine runs when the plugin is dropped.
+    /// The flavor's own modules, importable only by its other modules: the
+    /// shape's parts, code its built-ins share.
+    pub internals: &'static [Builtin],
+    /// The specifier (in `internals`) of the shape module. Its default
+    /// export is a function `(namespace, settings) => ({name?, hooks})`
+    /// that receives the plugin entry's module namespace and the settings
+    /// given to [`load_with`], and returns `hooks`, a map from contract hook
+    /// names (`before_tool`, `tools`, `call_tool`, ...) to functions
+    /// `(args, ctx) => reply | Promise<reply>`. It throws to refuse the
+    /// plugin (the message is the reason). It may be async, and may also
+    /// return `warnings` (a list of strings) and an `unload` function the
+    /// engine runs when the plugin is dropped.
+    ///
+    /// A hook's `ctx` has `run_id`, `log` (`info`, `warn`, `error`,
+    /// `debug`), `env` (the granted environment variables) and `signal`, an
+    /// `AbortSignal` that aborts when the host gives up on the call (its
+    /// run was cancelled, or its deadline passed).
     pub shape: &'static str,
     /// How plugins get the host's [`services`] (files within their grants,
-    /// and processes when granted `exec`), if they do.
+    /// and processes when granted `exec`), if they do. The shape and the
+    /// built-ins find them at `globalThis[Symbol.for("yohost.host")]`:
+    /// `cwd`, `fs(op, path, data)` (see [`services::FileAccess::run`]) and,
+    /// when granted, `exec(command, args, {cwd, timeout})`.
     pub services: Option<ServiceApi>,
 }
 
@@ -75,9 +101,13 @@ pub enum RelativeTo {
 pub const YOHOST: Flavor = Flavor {
     builtins: &[Builtin {
         specifier: "yohost",
-        source: include_str!("../../../../sdk-ts/index.js"),
+        source: include_str!("sdk.js"),
     }],
-    shape: include_str!("shape.js"),
+    internals: &[Builtin {
+        specifier: "yohost:shape",
+        source: include_str!("shape.js"),
+    }],
+    shape: "yohost:shape",
     services: Some(ServiceApi {
         module: "yohost",
         relative_to: RelativeTo::PluginDir,
@@ -87,28 +117,33 @@ pub const YOHOST: Flavor = Flavor {
 /// Load a yohost TypeScript or JavaScript plugin, whose file grants the
 /// caller opened.
 pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-    load_with(candidate, YOHOST, grants)
+    load_with(candidate, &YOHOST, &serde_json::Value::Null, grants)
 }
 
-/// Load a plugin of `flavor`: gather and transpile its modules, start its
-/// engine thread, evaluate it and read its hooks. Its files are `grants`.
+/// Load a plugin of `flavor`: gather and transpile its modules (and the
+/// flavor's), start its engine thread, evaluate it and shape its hooks.
+/// `settings` is what the shape receives besides the module; its files are
+/// `grants`.
 pub fn load_with(
     candidate: &Candidate,
-    flavor: Flavor,
+    flavor: &Flavor,
+    settings: &serde_json::Value,
     grants: Grants,
 ) -> Result<Loaded, LoadError> {
     let path = candidate.entry.clone();
-    let modules =
-        gather(candidate.base_dir(), &candidate.entry, flavor.builtins).map_err(|e| match e {
-            GatherError::Invalid(message) => LoadError::Invalid {
-                path: path.clone(),
-                message,
-            },
-            GatherError::Refused(message) => LoadError::Refused {
-                path: path.clone(),
-                message,
-            },
-        })?;
+    let refused = |e: GatherError| match e {
+        GatherError::Invalid(message) => LoadError::Invalid {
+            path: path.clone(),
+            message,
+        },
+        GatherError::Refused(message) => LoadError::Refused {
+            path: path.clone(),
+            message,
+        },
+    };
+    let mut modules =
+        gather(candidate.base_dir(), &candidate.entry, flavor.builtins).map_err(refused)?;
+    add_flavor(&mut modules, flavor).map_err(refused)?;
     let capabilities = &candidate.manifest.capabilities;
     let env = capabilities
         .env
@@ -130,7 +165,8 @@ pub fn load_with(
     });
     let program = Program {
         modules,
-        flavor,
+        flavor: *flavor,
+        settings: settings.to_string(),
         sandbox: Sandbox {
             memory_bytes: candidate.manifest.memory_bytes(),
             env,

@@ -5,12 +5,18 @@
 //! import must name a file inside the plugin's folder, with symlinks
 //! resolved (a symlinked file or folder that leads out is refused), and the
 //! file is read through a handle on that folder, so a symlink swapped in
-//! afterwards cannot lead out either; a bare import must name a built-in
-//! module; anything else refuses the plugin with the import named. At run
-//! time the engine's resolver serves only what was found here, so a dynamic
-//! `import()` of anything else fails too.
+//! afterwards cannot lead out either; a bare import names a built-in
+//! module, else a package in the plugin's `node_modules`
+//! ([`packages`](super::packages)), which must also lie inside the folder;
+//! anything else refuses the plugin with the import named. CommonJS and
+//! JSON files go through the interop wrapper ([`commonjs`](super::commonjs)).
+//! At run time the engine's resolver serves only what was found here, so a
+//! dynamic `import()` of anything else fails too.
 
+use super::commonjs::{self, Required};
+use super::packages::{Format, PackageError, Packages, Request};
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
+use super::Flavor;
 use crate::grants::{lexical, Confined};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,6 +40,8 @@ pub struct ModuleSet {
     pub base_dir: PathBuf,
     /// The entry module's name.
     pub entry: String,
+    /// The flavor's shape module, which only the host imports.
+    pub shape: String,
     /// Module name → JavaScript. Plugin files are named by their path
     /// relative to the plugin's folder; built-ins by their specifier.
     pub sources: BTreeMap<String, String>,
@@ -79,6 +87,7 @@ pub fn gather(
         base_dir: base_dir.clone(),
         ..ModuleSet::default()
     };
+    let packages = Packages::new(&base_dir);
     let mut queue = vec![entry];
     while let Some(file) = queue.pop() {
         let name = module_name(&base_dir, &file);
@@ -86,6 +95,17 @@ pub fn gather(
             continue;
         }
         let source = read_source(&folder, &base_dir, &file)?;
+        let format = packages.format_of(&file, &source);
+        if format != Format::Module {
+            let found = Found {
+                base_dir: &base_dir,
+                folder: &folder,
+                packages: &packages,
+                builtins,
+            };
+            queue.extend(gather_commonjs(&found, &file, &name, &source, format, &mut set)?);
+            continue;
+        }
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
             let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
@@ -100,18 +120,168 @@ pub fn gather(
                 queue.push(target);
                 target_name
             } else {
-                let known: Vec<&str> = builtins.iter().map(|b| b.specifier).collect();
-                return Err(GatherError::Refused(format!(
-                    "{} imports \"{specifier}\", which is not available to plugins (no Node modules or packages; a plugin may import its own files with ./ and the built-in modules: {})",
-                    file.display(),
-                    known.join(", ")
-                )));
+                let target = packages
+                    .resolve(&file, specifier, Request::Import)
+                    .map_err(|e| refused_import(&file, specifier, builtins, &e))?;
+                let target_name = module_name(&base_dir, &target);
+                queue.push(target);
+                target_name
             };
             set.links.insert((name.clone(), specifier.clone()), target);
         }
         set.sources.insert(name, module.code);
     }
     Ok(set)
+}
+
+/// Add the flavor's own modules to `set`: its shape module, and every
+/// module the shape and the built-ins in `set` import. A flavor module may
+/// import only the flavor's built-ins and internal modules.
+pub fn add_flavor(set: &mut ModuleSet, flavor: &Flavor) -> Result<(), GatherError> {
+    let find = |specifier: &str| {
+        flavor
+            .builtins
+            .iter()
+            .chain(flavor.internals)
+            .find(|m| m.specifier == specifier)
+    };
+    let shape = find(flavor.shape).ok_or_else(|| {
+        GatherError::Invalid(format!(
+            "internal: the flavor has no module `{}` for its shape",
+            flavor.shape
+        ))
+    })?;
+    set.shape = shape.specifier.to_string();
+    let mut queue: Vec<&Builtin> = vec![shape];
+    queue.extend(
+        flavor
+            .builtins
+            .iter()
+            .filter(|b| set.sources.contains_key(b.specifier)),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(module) = queue.pop() {
+        if !seen.insert(module.specifier) {
+            continue;
+        }
+        set.sources
+            .entry(module.specifier.to_string())
+            .or_insert_with(|| module.source.to_string());
+        let imports = transpile(Path::new(module.specifier), module.source)
+            .map_err(|e| GatherError::Invalid(format!("internal: {}", e.message)))?
+            .imports;
+        for specifier in imports {
+            let target = find(&specifier).ok_or_else(|| {
+                GatherError::Invalid(format!(
+                    "internal: the flavor's module `{}` imports \"{specifier}\", which the flavor does not have",
+                    module.specifier
+                ))
+            })?;
+            set.links.insert(
+                (module.specifier.to_string(), specifier.clone()),
+                target.specifier.to_string(),
+            );
+            queue.push(target);
+        }
+    }
+    Ok(())
+}
+
+/// Why the import of `specifier` in `file` refuses the plugin.
+fn refused_import(
+    file: &Path,
+    specifier: &str,
+    builtins: &[Builtin],
+    why: &PackageError,
+) -> GatherError {
+    let known: Vec<&str> = builtins.iter().map(|b| b.specifier).collect();
+    GatherError::Refused(format!(
+        "{} imports \"{specifier}\": {why} (a plugin may import its own files with ./, packages installed in its folder's node_modules, and the built-in modules: {})",
+        file.display(),
+        known.join(", ")
+    ))
+}
+
+/// Where a plugin's modules are found: its folder, its packages and the
+/// flavor's built-ins.
+struct Found<'a> {
+    base_dir: &'a Path,
+    folder: &'a Confined,
+    packages: &'a Packages,
+    builtins: &'a [Builtin],
+}
+
+/// Add CommonJS or JSON `file` (module `name`) to `set`: its facade and its
+/// definition, and the built-ins it requires. Returns the files it requires
+/// that must be gathered too.
+fn gather_commonjs(
+    found: &Found<'_>,
+    file: &Path,
+    name: &str,
+    source: &str,
+    format: Format,
+    set: &mut ModuleSet,
+) -> Result<Vec<PathBuf>, GatherError> {
+    let mut queue = Vec::new();
+    let (facade, definition, imports) = if format == Format::Json {
+        let definition = commonjs::json_definition(name, source);
+        let facade = commonjs::facade(name, &Default::default());
+        (facade, definition, vec![commonjs::RUNTIME.to_string()])
+    } else {
+        let analysis = commonjs::analyze(file, source).map_err(GatherError::Invalid)?;
+        let mut required = Vec::new();
+        for specifier in &analysis.requires {
+            let target = if let Some(builtin) = found.builtins.iter().find(|b| b.specifier == specifier) {
+                set.sources
+                    .entry(builtin.specifier.to_string())
+                    .or_insert_with(|| builtin.source.to_string());
+                Required::Module(builtin.specifier.to_string())
+            } else {
+                match found.packages.resolve(file, specifier, Request::Require) {
+                    Ok(target) => {
+                        let module = module_name(found.base_dir, &target);
+                        let is_module =
+                            read_source(found.folder, found.base_dir, &target).is_ok_and(|text| {
+                                found.packages.format_of(&target, &text) == Format::Module
+                            });
+                        queue.push(target);
+                        if is_module {
+                            Required::Module(module)
+                        } else {
+                            Required::CommonJs(module)
+                        }
+                    }
+                    Err(escape @ PackageError::Outside { .. }) => {
+                        return Err(refused_import(file, specifier, found.builtins, &escape))
+                    }
+                    Err(other) => {
+                        Required::Missing(format!("Cannot find module '{specifier}': {other}"))
+                    }
+                }
+            };
+            required.push((specifier.clone(), target));
+        }
+        let (definition, imports) = commonjs::definition(name, source, &required);
+        (
+            commonjs::facade(name, &analysis.exports),
+            definition,
+            imports,
+        )
+    };
+    let definition_name = commonjs::definition_name(name);
+    for import in imports {
+        set.links
+            .insert((definition_name.clone(), import.clone()), import);
+    }
+    for import in [definition_name.clone(), commonjs::RUNTIME.to_string()] {
+        set.links.insert((name.to_string(), import.clone()), import);
+    }
+    set.sources
+        .entry(commonjs::RUNTIME.to_string())
+        .or_insert_with(|| commonjs::RUNTIME_SOURCE.to_string());
+    set.sources.insert(definition_name, definition);
+    set.sources.insert(name.to_string(), facade);
+    Ok(queue)
 }
 
 /// Every name `file` takes from `builtin` must be one it exports.

@@ -20,7 +20,9 @@
 //! - an interrupt handler stops running code once the earliest deadline of
 //!   the calls in flight has passed (a spinning script cannot hold the thread
 //!   past it), and a call whose promise has not settled by its deadline is
-//!   dropped (the host, which enforces the deadline, reports the timeout);
+//!   dropped (the host, which enforces the deadline, reports the timeout; a
+//!   cancelled run wakes the thread at once). Either way the call's
+//!   `ctx.signal` aborts, so the plugin can stop its work;
 //! - a process a plugin starts (when granted) runs off this thread and is
 //!   killed at the deadline of the call that started it, when that call's
 //!   run is cancelled, or when the plugin is dropped; its reply settles a
@@ -39,7 +41,7 @@ use crate::plugin::CallLimits;
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
-use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime, Value};
+use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
@@ -79,10 +81,12 @@ pub struct Sandbox {
 /// Everything a backend needs to run a plugin.
 #[derive(Debug, Clone)]
 pub struct Program {
-    /// Its modules, resolved and transpiled.
+    /// Its modules (the plugin's and its flavor's), resolved and transpiled.
     pub modules: ModuleSet,
-    /// How its default export becomes hooks.
+    /// How its module becomes hooks.
     pub flavor: Flavor,
+    /// What the flavor's shape receives besides the module, as JSON text.
+    pub settings: String,
     /// What it may use.
     pub sandbox: Sandbox,
     /// The name its log lines carry unless the plugin names itself.
@@ -118,6 +122,8 @@ enum Message {
     Call(Box<Request>),
     /// A process the plugin started ended: its id and reply (JSON text).
     Exec(u64, String),
+    /// A run was cancelled: look at the calls in flight.
+    Wake,
     /// Every [`Instance`] is gone.
     Closed,
 }
@@ -146,6 +152,7 @@ impl Instance {
     /// Run one hook call on the engine thread.
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
         let (reply, answer) = oneshot::channel();
+        let cancel = limits.cancel.clone();
         let request = Request {
             call,
             limits,
@@ -156,26 +163,39 @@ impl Instance {
         self.requests
             .send(Message::Call(Box::new(request)))
             .map_err(|_| CallError::Crashed("the plugin's engine thread is gone".into()))?;
-        crate::worker::reply_spinning(answer)
-            .await
-            .unwrap_or_else(|| {
-                Err(CallError::Crashed(
-                    "the plugin's engine thread stopped before it replied".into(),
-                ))
-            })
+        let answer = crate::worker::reply_spinning(answer);
+        tokio::pin!(answer);
+        let replied = tokio::select! {
+            replied = &mut answer => replied,
+            () = cancel.cancelled() => {
+                // The thread sleeps until a deadline: wake it so the call's
+                // `ctx.signal` aborts now.
+                let _ = self.requests.send(Message::Wake);
+                answer.await
+            }
+        };
+        replied.unwrap_or_else(|| {
+            Err(CallError::Crashed(
+                "the plugin's engine thread stopped before it replied".into(),
+            ))
+        })
     }
 }
 
 /// Start `program` on its own thread and load it. The thread ends when the
-/// last [`Instance`] is dropped.
+/// last [`Instance`] is dropped. Log lines that belong to no call (while it
+/// loads and unloads) go to the caller's tracing subscriber.
 pub fn start(program: Program) -> Result<(Instance, Started), String> {
     let (requests, inbox) = mpsc::channel();
     let (ready, loaded) = mpsc::sync_channel(1);
     let wake = requests.clone();
+    let dispatch = tracing::dispatcher::get_default(|d| d.clone());
     std::thread::Builder::new()
         .name(format!("yohost-js:{}", program.default_name))
         .stack_size(THREAD_STACK_BYTES)
-        .spawn(move || serve(program, inbox, wake, ready))
+        .spawn(move || {
+            tracing::dispatcher::with_default(&dispatch, || serve(program, inbox, wake, ready))
+        })
         .map_err(|e| format!("cannot start the engine thread: {e}"))?;
     let started = loaded
         .recv()
@@ -210,6 +230,16 @@ enum Settled {
     Unreadable(String),
     /// The driver failed before the plugin's code could catch anything.
     Broke(String),
+}
+
+/// A call the host gave up on: its log lines still go to its caller's
+/// subscriber and span.
+struct Expired {
+    id: u64,
+    /// Its run was cancelled (else its deadline passed).
+    cancelled: bool,
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
 }
 
 /// A pending timer: when it is due, its id, and the call that set it.
@@ -348,8 +378,9 @@ impl Shared {
     /// Stop serving every call whose deadline passed or whose run was
     /// cancelled, dropping its promise. The host has stopped waiting for it
     /// (the deadline is enforced in [`crate::invoke`], which reports the
-    /// timeout); this only frees the engine.
-    fn expire(&self, now: Instant) {
+    /// timeout); this frees the engine. Returns them, so that their
+    /// `ctx.signal` can abort.
+    fn expire(&self, now: Instant) -> Vec<Expired> {
         let gone: Vec<(u64, bool)> = self
             .calls
             .borrow()
@@ -357,15 +388,22 @@ impl Shared {
             .filter(|(_, c)| c.deadline <= now || c.cancel.is_cancelled())
             .map(|(id, c)| (*id, c.cancel.is_cancelled()))
             .collect();
-        for (id, cancelled) in gone {
-            self.answer(id, |_| {
-                Err(if cancelled {
+        gone.into_iter()
+            .filter_map(|(id, cancelled)| {
+                let call = self.calls.borrow_mut().remove(&id)?;
+                let _ = call.reply.send(Err(if cancelled {
                     CallError::Cancelled
                 } else {
                     CallError::Timeout(Duration::ZERO)
+                }));
+                Some(Expired {
+                    id,
+                    cancelled,
+                    dispatch: call.dispatch,
+                    span: call.span,
                 })
-            });
-        }
+            })
+            .collect()
     }
 
     /// Fail every call in flight with `why`.
@@ -468,7 +506,10 @@ impl Resolver for PluginResolver {
         if let Some(target) = self.0.resolve(base, name) {
             return Ok(target.to_string());
         }
-        if name == self.0.entry {
+        // The host imports the entry and the flavor's shape by name; plugin
+        // code reaches the shape only through a link (never).
+        let from_host = !self.0.sources.contains_key(base);
+        if name == self.0.entry || (from_host && name == self.0.shape) {
             return Ok(name.to_string());
         }
         Err(rquickjs::Error::new_resolving_message(
@@ -580,13 +621,16 @@ impl Engine {
             let namespace = Module::import(&ctx, modules.entry.as_str())
                 .and_then(|p| settle::<Object>(&ctx, &p, &waiting))
                 .map_err(fail)?;
-            let exported: Value = namespace.get("default").map_err(fail)?;
-            let shape: Function = ctx.eval(program.flavor.shape).map_err(fail)?;
+            let shape: Function = Module::import(&ctx, program.flavor.shape)
+                .and_then(|p| settle::<Object>(&ctx, &p, &waiting))
+                .and_then(|shape| shape.get("default"))
+                .map_err(fail)?;
             let env = serde_json::to_string(&program.sandbox.env).unwrap_or_else(|_| "{}".into());
             let plugin_dir = program.plugin_dir.to_string_lossy().into_owned();
             let install: Function = driver.get("install").map_err(fail)?;
+            let settings = program.settings.as_str();
             let info: String = install
-                .call::<_, rquickjs::Promise>((shape, exported, env, plugin_dir))
+                .call::<_, rquickjs::Promise>((shape, namespace, settings, env, plugin_dir))
                 .and_then(|p| settle::<String>(&ctx, &p, &waiting))
                 .map_err(fail)?;
             let started: Started = serde_json::from_str(&info)
@@ -632,6 +676,31 @@ impl Engine {
         })
     }
 
+    /// Answer the calls whose deadline passed or whose run was cancelled,
+    /// and abort their `ctx.signal`, giving the listeners at most
+    /// [`ABORT_TIMEOUT`].
+    fn expire(&self, shared: &Shared) {
+        for expired in shared.expire(Instant::now()) {
+            let (name, message) = if expired.cancelled {
+                ("AbortError", "the run was cancelled")
+            } else {
+                ("TimeoutError", "the call ran past its deadline")
+            };
+            self.interrupted.set(false);
+            self.interrupt_at.set(Some(Instant::now() + ABORT_TIMEOUT));
+            tracing::dispatcher::with_default(&expired.dispatch, || {
+                expired.span.in_scope(|| {
+                    let _ = self.context.with(|ctx| -> rquickjs::Result<()> {
+                        let driver = self.driver.clone().restore(&ctx)?;
+                        let abort: Function = driver.get("abort")?;
+                        abort.call::<_, ()>((expired.id as f64, name, message))
+                    });
+                })
+            });
+        }
+        self.interrupt_at.set(None);
+    }
+
     /// Run queued promise jobs, one at a time, expiring calls whose deadline
     /// an interrupted job passed.
     fn run_jobs(&self, shared: &Shared) {
@@ -640,7 +709,7 @@ impl Engine {
             self.interrupt_at.set(shared.earliest_deadline());
             let ran = self.context.with(|ctx| ctx.execute_pending_job());
             if self.interrupted.get() {
-                shared.expire(Instant::now());
+                self.expire(shared);
             }
             if !ran {
                 return;
@@ -747,6 +816,9 @@ fn start_exec(
     Ok(id)
 }
 
+/// How long the abort listeners of a call the host gave up on may run.
+const ABORT_TIMEOUT: Duration = Duration::from_millis(100);
+
 /// How long a plugin's `unload` may run when it is dropped.
 const UNLOAD_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -800,6 +872,7 @@ impl Waiting<'_, '_> {
                 }
                 Ok(Message::Call(request)) => self.shared.backlog.borrow_mut().push_back(request),
                 Ok(Message::Closed) => self.shared.closed.set(true),
+                Ok(Message::Wake) => {}
                 Err(_) => return false,
             }
         }
@@ -928,9 +1001,12 @@ fn serve(
             }
             (None, Some(at)) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
-        let now = Instant::now();
-        shared.expire(now);
+        match &engine {
+            Some(current) => current.expire(&shared),
+            None => drop(shared.expire(Instant::now())),
+        }
         match message {
+            Ok(Message::Wake) => {}
             Ok(Message::Call(request)) => {
                 next_id += 1;
                 match &engine {
@@ -1054,7 +1130,7 @@ fn fire_timers(engine: &Engine, shared: &Shared) {
 /// plugin's code could catch anything): answer who it concerns.
 fn fail_entry(engine: &Engine, shared: &Shared, call: Option<u64>, why: String) {
     if engine.interrupted.get() {
-        shared.expire(Instant::now());
+        engine.expire(shared);
         if let Some(id) = call {
             shared.answer(id, |_| {
                 Err(CallError::Crashed(

@@ -1,9 +1,10 @@
-// yohost's plugin shape: the default export is `definePlugin({...})` (or the
-// same plain object). Returns `{name, hooks}`, where each hook is a function
-// `(args, ctx) => reply` (or a promise of it). Unknown fields are an error,
-// so a misspelt hook is reported instead of silently ignored.
-(function shape(plugin) {
-  "use strict";
+// yohost's plugin shape: the plugin module's default export is
+// `definePlugin({...})` (or the same plain object). Returns `{name, hooks}`,
+// where each hook is a function `(args, ctx) => reply` (or a promise of it).
+// Unknown fields are an error, so a misspelt hook is reported instead of
+// silently ignored.
+export default function shape(namespace) {
+  const plugin = namespace.default;
   const HOOKS = ["before_tool", "after_tool", "before_model", "on_input", "on_stop", "on_event", "finish"];
   const FIELDS = ["name", "tools", ...HOOKS];
   if (plugin === null || typeof plugin !== "object") {
@@ -47,4 +48,4 @@
     };
   }
   return { name: plugin.name, hooks };
-})
+}

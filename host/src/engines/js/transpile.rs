@@ -191,7 +191,7 @@ pub fn exports_of(code: &str) -> Vec<String> {
 }
 
 /// `file:line:column: message` for the diagnostic's first label.
-fn located(file: &Path, source: &str, error: &OxcDiagnostic) -> TranspileError {
+pub(super) fn located(file: &Path, source: &str, error: &OxcDiagnostic) -> TranspileError {
     let offset = error
         .labels
         .first()

@@ -14,7 +14,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyModule;
 
 /// The SDK's source, registered as the module `yohost`.
-const SDK_SOURCE: &str = include_str!("../../../../sdk-python/src/yohost/__init__.py");
+const SDK_SOURCE: &str = include_str!("yohost.py");
 
 /// The host's side of the engine, registered as the module `_yohost_host`.
 const HOST_SOURCE: &str = include_str!("host.py");

@@ -31,6 +31,7 @@
 //!   them; shortcuts, flags and widgets set at load are reported as
 //!   warnings; a `pi-tui` import refuses it, naming the import.
 
+#[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
 use serde_json::json;
@@ -41,6 +42,13 @@ use support::*;
 use tokio_util::sync::CancellationToken;
 use yohost::contract::{HookCall, HookReply, RunInfo};
 use yohost::{CallLimits, PluginHost};
+
+/// A host over `dir` with the pi adapter registered.
+fn open(dir: &Path) -> Result<PluginHost, yohost::HostError> {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .open()
+}
 
 /// The pi package the tests load extensions from.
 const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent@0.74.2";
@@ -91,7 +99,7 @@ fn with_examples(names: &[&str]) -> tempfile::TempDir {
 /// What `yohost check --json` prints for `dir` (the command prints this
 /// report; it lives in the `yohost-cli` package).
 fn yohost_check(dir: &Path) -> serde_json::Value {
-    let host = PluginHost::open(dir).expect("the directory opens");
+    let host = open(dir).expect("the directory opens");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let report = runtime.block_on(host.report());
     json!({ "plugins": report })
@@ -214,7 +222,7 @@ fn examples_get_exactly_their_verdict() {
 #[tokio::test]
 async fn permission_gate_denies_a_dangerous_bash_command() {
     let dir = with_examples(&["permission-gate.ts"]);
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, requests) = scripted(vec![
         call("bash", json!({"command": "sudo rm -rf /"})),
         call("bash", json!({"command": "echo harmless"})),
@@ -245,7 +253,7 @@ async fn protected_paths_denies_writes_to_env_and_allows_others() {
     let work = plugin_dir();
     let secret = work.path().join(".env");
     let notes = work.path().join("notes.txt");
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, _) = scripted(vec![
         call("write_file", json!({"path": secret, "content": "KEY=1"})),
         call("write_file", json!({"path": notes, "content": "hello"})),
@@ -265,7 +273,7 @@ async fn protected_paths_denies_writes_to_env_and_allows_others() {
 #[tokio::test]
 async fn hello_tool_is_offered_with_its_schema_and_callable() {
     let dir = with_examples(&["hello.ts"]);
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, requests) = scripted(vec![call("hello", json!({"name": "Ada"})), text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "greet Ada").await;
@@ -313,7 +321,7 @@ export default function (pi: ExtensionAPI) {
   }));
 }"#,
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, requests) = scripted(vec![text("ok")]);
     let mut agent = agent.with_extension(host.extension());
     run(&mut agent, "hi").await;
@@ -335,7 +343,7 @@ export default function (pi: ExtensionAPI) {
   pi.on("before_agent_start", () => ({ systemPrompt: "You are a pirate." }));
 }"#,
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, requests) = scripted(vec![text("ok")]);
     let (logs, _guard) = capture_logs();
     let mut agent = agent.with_extension(host.extension());
@@ -361,7 +369,7 @@ export default function (pi) {
     );
     let work = plugin_dir();
     let file = write(work.path(), "a.txt", "hello world");
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, _) = scripted(vec![
         call(
             "edit_file",
@@ -392,7 +400,7 @@ export default function (pi: ExtensionAPI) {
   });
 }"#,
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, _) = scripted(vec![
         call("echo", json!({"text": "the secret is 42"})),
         call("echo", json!({"text": "boom"})),
@@ -421,7 +429,7 @@ export default function (pi: ExtensionAPI) {
 #[tokio::test]
 async fn input_handled_or_transformed_rejects_the_prompt() {
     let dir = with_examples(&["input-transform.ts"]);
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     for (prompt, expect) in [("ping", "handled"), ("?quick what is rust", "transform")] {
         let (agent, _) = scripted(vec![text("ok")]);
         let mut agent = agent.with_extension(host.extension());
@@ -469,7 +477,7 @@ export default function (pi: ExtensionAPI) {{
 }}"#
         ),
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "start\n");
     let (agent, _) = scripted(vec![
         call("peek", json!({"path": log})),
@@ -519,7 +527,7 @@ async fn pi_exec_runs_a_process_only_when_granted() {
             "say/plugin.toml",
             &format!("[capabilities]\nexec = {granted}\n"),
         );
-        let host = PluginHost::open(dir.path()).unwrap();
+        let host = open(dir.path()).unwrap();
         let (agent, _) = scripted(vec![call("say", json!({})), text("done")]);
         let mut agent = agent.with_extension(host.extension());
         let results = tool_results(&run(&mut agent, "say").await);
@@ -542,7 +550,7 @@ export default function (pi: ExtensionAPI) {
 }"#,
     );
     let (logs, _guard) = capture_logs();
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (agent, _) = scripted(vec![call("echo", json!({"text": "hi"})), text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "echo").await);
@@ -576,7 +584,7 @@ export default function (pi: ExtensionAPI) {
 }"#,
     );
     let work = plugin_dir();
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     let (logs, _guard) = capture_logs();
     let (agent, _) = scripted(vec![
         call(
@@ -642,7 +650,7 @@ export default function (pi: ExtensionAPI) {
   pi.registerTool(todo);
 }"#,
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path()).unwrap();
     assert!(host.refused().is_empty(), "{:?}", host.refused());
     let HookReply::Tools(specs) = ask(&host, HookCall::Tools).await else {
         panic!("tools replies with tools");

@@ -1,0 +1,112 @@
+// The `pi` object an extension's factory receives, and what it records:
+// handlers by event, tools, refusals and warnings.
+
+import { HOOKED, OBSERVED, REFUSED, SILENT } from "pi:shape/events";
+import { noHistory, noSession, refusal, unavailable } from "pi:shape/refusals";
+
+/**
+ * A fresh extension record and its `pi` object. `host` is the host's
+ * services (`exec` when the manifest grants it). Set `state.loaded` once the
+ * extension has loaded: later registrations are refused or reported.
+ */
+export function createExtension(host) {
+  const state = {
+    handlers: new Map(),
+    tools: new Map(),
+    refusals: [],
+    warnings: [],
+    loaded: false,
+  };
+  const flags = new Map();
+
+  const warnApp = (what) => {
+    const warning = `${what}, which belongs to an app: the host ignores it`;
+    if (!state.warnings.includes(warning)) state.warnings.push(warning);
+  };
+
+  function on(event, handler) {
+    if (typeof handler !== "function") throw new TypeError(`pi.on("${event}") needs a handler function`);
+    if (REFUSED[event]) {
+      const why = `listens for \`${event}\`: ${REFUSED[event]}, which the host never lets a plugin do`;
+      if (state.loaded) throw refusal(`the pi extension ${why}`);
+      state.refusals.push(why);
+      return;
+    }
+    const known = HOOKED.includes(event) || Object.values(OBSERVED).includes(event);
+    if (!known) {
+      const note = SILENT.includes(event) ? "which the host never emits" : "which the host does not know";
+      state.warnings.push(`listens for \`${event}\`, ${note}: the handler never runs`);
+    } else if (state.loaded && !state.handlers.has(event)) {
+      throw new Error(`pi.on("${event}") after loading is not available in yohost: listen while the extension loads`);
+    }
+    if (!state.handlers.has(event)) state.handlers.set(event, []);
+    state.handlers.get(event).push(handler);
+  }
+
+  function registerTool(tool) {
+    if (tool === null || typeof tool !== "object" || typeof tool.name !== "string" || tool.name === "") {
+      throw new TypeError("pi.registerTool needs a tool with a `name`");
+    }
+    if (typeof tool.execute !== "function") throw new TypeError(`tool \`${tool.name}\` needs an \`execute\` function`);
+    if (state.loaded && state.tools.size === 0) {
+      throw new Error("pi.registerTool after loading is not available in yohost: register tools while the extension loads");
+    }
+    if (tool.renderCall || tool.renderResult) warnApp(`tool \`${tool.name}\` has a custom renderer`);
+    state.tools.set(tool.name, tool);
+  }
+
+  const bus = new Map();
+  const events = Object.freeze({
+    on(name, listener) {
+      if (!bus.has(name)) bus.set(name, new Set());
+      bus.get(name).add(listener);
+      return () => bus.get(name)?.delete(listener);
+    },
+    emit(name, data) {
+      for (const listener of bus.get(name) ?? []) listener(data);
+    },
+  });
+
+  function exec(command, args = [], options = {}) {
+    if (typeof host.exec !== "function") {
+      throw new Error(`pi.exec("${command}") is not available: the plugin's plugin.toml does not grant \`capabilities.exec = true\``);
+    }
+    return host.exec(String(command), args.map(String), { cwd: options.cwd, timeout: options.timeout });
+  }
+
+  const pi = Object.freeze({
+    on,
+    registerTool,
+    registerCommand: (name) => warnApp(`registers the command \`/${name}\``),
+    registerShortcut: (key) => warnApp(`registers the shortcut \`${key}\``),
+    registerFlag(name, options) {
+      warnApp(`registers the flag \`--${name}\``);
+      flags.set(name, options?.default);
+    },
+    getFlag: (name) => flags.get(name),
+    registerMessageRenderer: (type) => warnApp(`registers a renderer for \`${type}\` messages`),
+    registerProvider(name) {
+      const why = `calls \`pi.registerProvider("${name}")\`, which would change the model provider`;
+      if (state.loaded) throw refusal(`the pi extension ${why}`);
+      state.refusals.push(why);
+    },
+    unregisterProvider: unavailable("pi.unregisterProvider", "the host's provider is not the plugin's to change"),
+    exec,
+    events,
+    sendMessage: unavailable("pi.sendMessage", noHistory),
+    sendUserMessage: unavailable("pi.sendUserMessage", noHistory),
+    appendEntry: unavailable("pi.appendEntry", noSession),
+    setSessionName: unavailable("pi.setSessionName", noSession),
+    getSessionName: () => undefined,
+    setLabel: unavailable("pi.setLabel", noSession),
+    getCommands: () => [],
+    getActiveTools: unavailable("pi.getActiveTools", "the host does not show its tool set"),
+    getAllTools: unavailable("pi.getAllTools", "the host does not show its tool set"),
+    setActiveTools: unavailable("pi.setActiveTools", "the host decides which tools a run has"),
+    setModel: unavailable("pi.setModel", "the host decides the model"),
+    getThinkingLevel: unavailable("pi.getThinkingLevel", "the host decides the model's settings"),
+    setThinkingLevel: unavailable("pi.setThinkingLevel", "the host decides the model's settings"),
+  });
+
+  return { pi, state, warnApp };
+}

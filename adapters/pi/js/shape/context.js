@@ -1,0 +1,85 @@
+// The `ctx` pi handlers and tools receive, as pi's print mode has it: no
+// dialogs, notifications go to the plugin's log, widgets do nothing (set
+// while the extension loads, they are reported).
+
+import { noHistory, unavailable } from "pi:shape/refusals";
+
+const identity = (_style, text) => (text === undefined ? _style : text);
+const plain = (t) => t;
+const theme = Object.freeze({ fg: identity, bg: identity, bold: plain, italic: plain, underline: plain, strikethrough: plain, inverse: plain, dim: plain });
+
+function makeUi(log, state, warnApp) {
+  const quiet = () => {};
+  const widget = (what) => () => {
+    if (!state.loaded) warnApp(`sets ${what}`);
+  };
+  return Object.freeze({
+    select: async () => undefined,
+    confirm: async () => false,
+    input: async () => undefined,
+    editor: async () => undefined,
+    custom: async () => undefined,
+    notify(message, type) {
+      const at = type === "error" ? log.error : type === "warning" ? log.warn : log.info;
+      at(String(message));
+    },
+    onTerminalInput: () => quiet,
+    setStatus: widget("a status line"),
+    setWorkingMessage: widget("a working message"),
+    setWorkingVisible: quiet,
+    setWorkingIndicator: widget("a working indicator"),
+    setHiddenThinkingLabel: quiet,
+    setWidget: widget("a UI widget"),
+    setFooter: widget("a footer"),
+    setHeader: widget("a header"),
+    setTitle: widget("the terminal title"),
+    pasteToEditor: quiet,
+    setEditorText: quiet,
+    getEditorText: () => "",
+    addAutocompleteProvider: quiet,
+    setEditorComponent: widget("an editor component"),
+    getEditorComponent: () => undefined,
+    theme,
+    getAllThemes: () => [],
+    getTheme: () => undefined,
+    setTheme: () => ({ success: false, error: "UI not available" }),
+    getToolsExpanded: () => false,
+    setToolsExpanded: quiet,
+  });
+}
+
+const sessionManager = Object.freeze({
+  getEntries: () => [],
+  getBranch: () => [],
+  getLeafId: () => null,
+  getSessionFile: () => undefined,
+  getLabel: () => undefined,
+});
+const modelRegistry = Object.freeze({ find: () => undefined, getAll: () => [], getAvailable: () => [] });
+
+/**
+ * `makeCtx(call)`: pi's `ctx` over the engine's per-call `ctx` (`null` while
+ * the extension loads or unloads). `ctx.signal` is the call's signal, which
+ * aborts when the host gives up on the call.
+ */
+export function contexts(host, state, warnApp) {
+  return function makeCtx(call) {
+    const log = call?.log ?? console;
+    return Object.freeze({
+      hasUI: false,
+      ui: makeUi(log, state, warnApp),
+      cwd: host.cwd ?? "/",
+      signal: call?.signal,
+      sessionManager,
+      model: undefined,
+      modelRegistry,
+      isIdle: () => !call,
+      hasPendingMessages: () => false,
+      getContextUsage: () => undefined,
+      abort: unavailable("ctx.abort", "a plugin cannot cancel the host's run"),
+      shutdown: unavailable("ctx.shutdown", "a plugin cannot stop the host"),
+      compact: unavailable("ctx.compact", noHistory),
+      getSystemPrompt: unavailable("ctx.getSystemPrompt", "the host does not show its system prompt"),
+    });
+  };
+}

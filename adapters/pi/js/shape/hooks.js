@@ -1,0 +1,170 @@
+// What a loaded pi extension registered, as yohost hooks.
+
+import { OBSERVED } from "pi:shape/events";
+import { hostArgs, piInput, piName } from "pi:shape/tools";
+
+// What `event.systemPrompt` holds in `before_agent_start`: the host never
+// shows or replaces its system prompt, so text added around this stand-in
+// becomes a note.
+const SYSTEM_PROMPT = "<system prompt>";
+
+/** Run every handler of `name`, in order. */
+export async function emit(state, name, event, ctx) {
+  for (const handler of state.handlers.get(name) ?? []) await handler(event, ctx);
+}
+
+function toolHooks(state, makeCtx, hooks) {
+  hooks.tools = () =>
+    [...state.tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description ?? "",
+      parameters: tool.parameters ?? { type: "object", properties: {} },
+      ...(tool.label !== undefined && { label: String(tool.label) }),
+    }));
+  hooks.call_tool = async (args, call) => {
+    const tool = state.tools.get(args.tool);
+    if (tool === undefined) throw new Error(`no tool named \`${args.tool}\``);
+    const params = typeof tool.prepareArguments === "function" ? tool.prepareArguments(args.args) : args.args;
+    let result;
+    try {
+      result = await tool.execute(args.call_id, params, call.signal, () => {}, makeCtx(call));
+    } catch (e) {
+      // pi: a tool signals failure by throwing.
+      return { content: [{ type: "text", text: e instanceof Error ? e.message : String(e) }], is_error: true };
+    }
+    return {
+      content: result?.content ?? [],
+      details: result?.details ?? null,
+      is_error: result?.isError === true,
+    };
+  };
+}
+
+function toolCallHook(state, makeCtx) {
+  return async (args, call) => {
+    const input = piInput(args.tool, args.args);
+    const before = JSON.stringify(input);
+    const event = { type: "tool_call", toolName: piName(args.tool), toolCallId: args.call_id, input };
+    const ctx = makeCtx(call);
+    for (const handler of state.handlers.get("tool_call")) {
+      const result = await handler(event, ctx);
+      if (result?.block) return { deny: String(result.reason ?? "blocked by a pi extension") };
+    }
+    if (JSON.stringify(event.input) === before) return null;
+    return { args: hostArgs(args.tool, event.input) };
+  };
+}
+
+function toolResultHook(state, makeCtx) {
+  return async (args, call) => {
+    const event = {
+      type: "tool_result",
+      toolName: piName(args.tool),
+      toolCallId: args.call_id,
+      input: piInput(args.tool, args.args),
+      content: args.output.content,
+      details: args.output.details,
+      isError: args.output.is_error,
+    };
+    const ctx = makeCtx(call);
+    const edit = {};
+    for (const handler of state.handlers.get("tool_result")) {
+      const patch = await handler(event, ctx);
+      if (!patch) continue;
+      if (patch.content !== undefined) event.content = edit.content = patch.content;
+      if (patch.details !== undefined) event.details = edit.details = patch.details;
+      if (patch.isError !== undefined) event.isError = edit.is_error = patch.isError;
+    }
+    return Object.keys(edit).length > 0 ? edit : null;
+  };
+}
+
+function inputHook(state, makeCtx) {
+  return async (args, call) => {
+    const event = { type: "input", text: args.text, images: undefined, source: "interactive" };
+    const ctx = makeCtx(call);
+    for (const handler of state.handlers.get("input")) {
+      const result = await handler(event, ctx);
+      if (result?.action === "handled") {
+        return { reject: "a pi extension handled this input itself (`handled`), so no run starts" };
+      }
+      if (result?.action === "transform") {
+        return { reject: "a pi extension would rewrite this input (`transform`), and the host never rewrites a prompt" };
+      }
+    }
+    return null;
+  };
+}
+
+// What `before_agent_start` adds to the system prompt, or injects as a
+// message, as one note.
+async function agentStartNote(state, args, ctx) {
+  const notes = [];
+  for (const handler of state.handlers.get("before_agent_start")) {
+    const event = { type: "before_agent_start", prompt: args.user_request ?? "", images: undefined, systemPrompt: SYSTEM_PROMPT, systemPromptOptions: { cwd: ctx.cwd, selectedTools: args.tools.map(piName) } };
+    const result = await handler(event, ctx);
+    if (typeof result?.systemPrompt === "string" && result.systemPrompt !== SYSTEM_PROMPT) {
+      const parts = result.systemPrompt.split(SYSTEM_PROMPT);
+      if (parts.length !== 2) {
+        throw new Error("a pi extension's `before_agent_start` replaces the system prompt, which the host never does (it may only add to it)");
+      }
+      notes.push(...parts.map((p) => p.trim()).filter(Boolean));
+    }
+    const content = result?.message?.content;
+    if (typeof content === "string") notes.push(content);
+    else if (Array.isArray(content)) notes.push(...content.filter((b) => b?.type === "text").map((b) => b.text));
+  }
+  return notes.length > 0 ? notes.join("\n\n") : null;
+}
+
+// yoagent's events as pi's, given the run's state.
+const toPi = {
+  agentStart: () => ({}),
+  agentEnd: (e) => ({ messages: e.messages }),
+  turnStart: (_e, run) => ({ turnIndex: run.turnIndex, timestamp: Date.now() }),
+  turnEnd: (e, run) => ({ turnIndex: run.turnIndex++, message: e.message, toolResults: e.toolResults }),
+  messageStart: (e) => ({ message: e.message }),
+  messageUpdate: (e) => ({ message: e.message, assistantMessageEvent: e.delta }),
+  toolExecutionStart: (e) => ({ toolCallId: e.toolCallId, toolName: piName(e.toolName), args: piInput(e.toolName, e.args) }),
+  toolExecutionUpdate: (e) => ({ toolCallId: e.toolCallId, toolName: piName(e.toolName), partialResult: e.partialResult }),
+  toolExecutionEnd: (e) => ({ toolCallId: e.toolCallId, toolName: piName(e.toolName), result: e.result, isError: e.isError }),
+};
+
+/** The hooks for what the loaded extension registered. */
+export function buildHooks(state, makeCtx) {
+  const hooks = Object.create(null);
+  const has = (name) => (state.handlers.get(name) ?? []).length > 0;
+  const runs = new Map(); // run_id -> {turnIndex, note}
+  const runState = (run) => {
+    if (!runs.has(run.run_id)) runs.set(run.run_id, { turnIndex: 0, note: undefined });
+    return runs.get(run.run_id);
+  };
+
+  if (state.tools.size > 0) toolHooks(state, makeCtx, hooks);
+  if (has("tool_call")) hooks.before_tool = toolCallHook(state, makeCtx);
+  if (has("tool_result")) hooks.after_tool = toolResultHook(state, makeCtx);
+  if (has("input")) hooks.on_input = inputHook(state, makeCtx);
+  if (has("before_agent_start")) {
+    hooks.before_model = async (args, call) => {
+      const run = runState(args.run);
+      if (run.note === undefined) run.note = await agentStartNote(state, args, makeCtx(call));
+      return run.note === null ? null : { note: run.note };
+    };
+  }
+  if (Object.values(OBSERVED).some(has)) {
+    hooks.on_event = async (args, call) => {
+      const name = OBSERVED[args.event?.type];
+      if (name === undefined) return null;
+      const run = runState(args.run);
+      await emit(state, name, { type: name, ...toPi[args.event.type](args.event, run) }, makeCtx(call));
+      return null;
+    };
+  }
+  if (hooks.before_model || hooks.on_event) {
+    hooks.finish = (args) => {
+      runs.delete(args.run.run_id);
+      return null;
+    };
+  }
+  return hooks;
+}

@@ -1,0 +1,33 @@
+// The pi flavor's shape: runs a pi extension's factory `(pi) => void` (its
+// module's default export) against a `pi` object of the adapter's and turns
+// what it registered into yohost hooks. Returns `{hooks, warnings, unload}`;
+// throws to refuse the extension, naming what the host cannot honour.
+//
+// The host's services (the working directory, and `exec` when the manifest
+// grants it) are read from `globalThis[Symbol.for("yohost.host")]`.
+
+import { createExtension } from "pi:shape/api";
+import { contexts } from "pi:shape/context";
+import { buildHooks, emit } from "pi:shape/hooks";
+import { refusal } from "pi:shape/refusals";
+
+export default async function piShape(namespace) {
+  const factory = namespace.default;
+  const host = globalThis[Symbol.for("yohost.host")] ?? {};
+  if (typeof factory !== "function") {
+    throw refusal("a pi extension's default export must be a function `(pi) => void`");
+  }
+  const { pi, state, warnApp } = createExtension(host);
+  const makeCtx = contexts(host, state, warnApp);
+  const refuse = () => {
+    if (state.refusals.length > 0) throw refusal(`the pi extension ${state.refusals.join("; ")}`);
+  };
+  await factory(pi);
+  refuse();
+  await emit(state, "session_start", { type: "session_start", reason: "startup" }, makeCtx(null));
+  refuse();
+  state.loaded = true;
+  const hooks = buildHooks(state, makeCtx);
+  const unload = () => emit(state, "session_shutdown", { type: "session_shutdown", reason: "quit" }, makeCtx(null));
+  return { hooks, warnings: state.warnings, unload };
+}

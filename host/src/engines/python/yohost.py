@@ -1,0 +1,611 @@
+"""Write yohost plugins in Python.
+
+A plugin is a module (a ``.py`` file, or a package folder with
+``__init__.py``) that creates one :class:`Plugin` at top level and registers
+its handlers with the plugin's decorators::
+
+    from yohost import BeforeTool, BeforeToolReply, Deny, Plugin, log
+
+    plugin = Plugin("guard")
+
+    @plugin.before_tool
+    def no_rm(call: BeforeTool) -> BeforeToolReply:
+        if "rm -rf" in call["args"].get("command", ""):
+            log.warning("refused a destructive command")
+            return Deny("`rm -rf` is not allowed")
+        return None
+
+Every handler takes one argument, the hook's argument as a ``dict`` (typed
+below as ``TypedDict``\\ s), and may be ``def`` or ``async def``. It returns
+the hook's reply: ``None``, a plain ``dict``/``str``/``list`` in the contract's
+JSON shape, or one of the reply helpers (:class:`Deny`, :class:`Rewrite`,
+:class:`Note`, ...). Raising :class:`HookError` (or any other exception) fails
+the hook: the host fails closed, logs the message (with the traceback for an
+exception other than :class:`HookError`), and the plugin keeps serving the
+run. ``sys.exit()`` is a crash: the plugin is unloaded for the rest of the run.
+
+The decorators are typed per hook: a handler annotated with its reply type
+(``-> BeforeToolReply``, ``-> AfterToolReply``, ...) is checked by mypy, and
+a handler whose declared return does not fit the hook it is registered for
+is refused by the decorator's type (``Deny`` from ``after_tool``, a string
+from ``before_tool``, a dict with a misspelt key).
+
+The host provides this module to plugins itself (its own copy wins over an
+installed one, so the SDK always matches the host); ``pip install`` it for
+editors, type checkers and unit tests of your handlers.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import logging
+from dataclasses import dataclass
+from typing import (
+    Any,
+    Awaitable,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    NotRequired,
+    Optional,
+    Tuple,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    Union,
+)
+
+__all__ = [
+    "API_VERSION",
+    "Plugin",
+    "HookError",
+    "Deny",
+    "Rewrite",
+    "Edit",
+    "Note",
+    "Stop",
+    "Reject",
+    "Continue",
+    "Fail",
+    "ToolResult",
+    "Run",
+    "ToolOutput",
+    "CallTool",
+    "BeforeTool",
+    "AfterTool",
+    "BeforeModel",
+    "OnInput",
+    "OnStop",
+    "OnEvent",
+    "Finish",
+    "ToolReply",
+    "BeforeToolReply",
+    "AfterToolReply",
+    "BeforeModelReply",
+    "OnInputReply",
+    "OnStopReply",
+    "DenyDict",
+    "RewriteDict",
+    "EditDict",
+    "NoteDict",
+    "StopDict",
+    "RejectDict",
+    "ContinueDict",
+    "FailDict",
+    "ToolResultDict",
+    "log",
+    "current_run_id",
+]
+
+#: The version of the hook contract this SDK speaks.
+API_VERSION = "0.1.0"
+
+#: The hooks a plugin may handle, in contract order.
+HOOKS = (
+    "tools",
+    "call_tool",
+    "before_tool",
+    "after_tool",
+    "before_model",
+    "on_input",
+    "on_stop",
+    "on_event",
+    "finish",
+)
+
+
+# ---------------------------------------------------------------- arguments
+
+
+class Run(TypedDict):
+    """The run a hook call belongs to."""
+
+    run_id: str
+    label: NotRequired[str]
+    depth: int
+    parent_run_id: NotRequired[str]
+    delegated_by: NotRequired[str]
+
+
+class ToolOutput(TypedDict):
+    """A tool's output: content blocks, details and the error flag."""
+
+    content: List[Dict[str, Any]]
+    details: Any
+    is_error: bool
+
+
+class CallTool(TypedDict):
+    """``call_tool``: a call of one of the plugin's tools."""
+
+    run: Run
+    tool: str
+    call_id: str
+    args: Dict[str, Any]
+
+
+class BeforeTool(TypedDict):
+    """``before_tool``: a tool call to allow, deny or rewrite."""
+
+    run: Run
+    tool: str
+    call_id: str
+    args: Dict[str, Any]
+    user_request: NotRequired[str]
+    latest_user_text: NotRequired[str]
+
+
+class AfterTool(TypedDict):
+    """``after_tool``: a tool call and its output, to filter."""
+
+    run: Run
+    tool: str
+    call_id: str
+    args: Dict[str, Any]
+    output: ToolOutput
+
+
+class BeforeModel(TypedDict):
+    """``before_model``: a model request about to be sent."""
+
+    run: Run
+    model: str
+    tools: List[str]
+    user_request: NotRequired[str]
+
+
+class OnInput(TypedDict):
+    """``on_input``: the text of a prompted run's input."""
+
+    run: Run
+    text: str
+
+
+class OnStop(TypedDict):
+    """``on_stop``: the model's final answer, to verify."""
+
+    run: Run
+    answer: str
+    continues: int
+
+
+class OnEvent(TypedDict):
+    """``on_event``: one of yoagent's events, in its JSON form."""
+
+    run: Run
+    event: Dict[str, Any]
+
+
+class Finish(TypedDict):
+    """``finish``: how the run ended."""
+
+    run: Run
+    end: Literal["completed", "stopped", "rejected", "cancelled", "failed"]
+    reason: NotRequired[str]
+    error: NotRequired[str]
+
+
+# ------------------------------------------------------------------ replies
+
+
+class Reply:
+    """A reply helper: turns itself into the contract's JSON shape."""
+
+    def to_reply(self) -> Any:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Deny(Reply):
+    """``before_tool``: block the call; the model sees ``reason``."""
+
+    reason: str
+
+    def to_reply(self) -> Any:
+        return {"deny": self.reason}
+
+
+@dataclass(frozen=True)
+class Rewrite(Reply):
+    """``before_tool``: run the call with these arguments instead."""
+
+    args: Dict[str, Any]
+
+    def to_reply(self) -> Any:
+        return {"args": self.args}
+
+
+@dataclass(frozen=True)
+class Edit(Reply):
+    """``after_tool``: replace the fields given (``None`` keeps the output's)."""
+
+    content: Union[str, List[Dict[str, Any]], None] = None
+    details: Any = None
+    is_error: Optional[bool] = None
+
+    def to_reply(self) -> Any:
+        edit: Dict[str, Any] = {}
+        if self.content is not None:
+            edit["content"] = _content(self.content)
+        if self.details is not None:
+            edit["details"] = self.details
+        if self.is_error is not None:
+            edit["is_error"] = self.is_error
+        return edit or None
+
+
+@dataclass(frozen=True)
+class Note(Reply):
+    """``before_model``: add this note to the request."""
+
+    text: str
+
+    def to_reply(self) -> Any:
+        return {"note": self.text}
+
+
+@dataclass(frozen=True)
+class Stop(Reply):
+    """``before_model``: end the run before this request."""
+
+    reason: str
+
+    def to_reply(self) -> Any:
+        return {"stop": self.reason}
+
+
+@dataclass(frozen=True)
+class Reject(Reply):
+    """``on_input``: the run does not start."""
+
+    reason: str
+
+    def to_reply(self) -> Any:
+        return {"reject": self.reason}
+
+
+@dataclass(frozen=True)
+class Continue(Reply):
+    """``on_stop``: send ``message`` to the model and go on."""
+
+    message: str
+
+    def to_reply(self) -> Any:
+        return {"continue": self.message}
+
+
+@dataclass(frozen=True)
+class Fail(Reply):
+    """``on_stop``: the answer is not acceptable; the run fails."""
+
+    reason: str
+
+    def to_reply(self) -> Any:
+        return {"fail": self.reason}
+
+
+@dataclass(frozen=True)
+class ToolResult(Reply):
+    """``call_tool``: a result with content, details and the error flag."""
+
+    content: Union[str, List[Dict[str, Any]]]
+    details: Any = None
+    is_error: bool = False
+
+    def to_reply(self) -> Any:
+        return {
+            "content": _content(self.content),
+            "details": self.details,
+            "is_error": self.is_error,
+        }
+
+
+def _content(content: Union[str, List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content
+
+
+# Replies as plain dicts, in the contract's JSON shape.
+
+
+class DenyDict(TypedDict):
+    """``before_tool``: ``{"deny": reason}``."""
+
+    deny: str
+
+
+class RewriteDict(TypedDict):
+    """``before_tool``: ``{"args": {...}}``."""
+
+    args: Dict[str, Any]
+
+
+class EditDict(TypedDict, total=False):
+    """``after_tool``: the output fields to replace."""
+
+    content: List[Dict[str, Any]]
+    details: Any
+    is_error: bool
+
+
+class NoteDict(TypedDict):
+    """``before_model``: ``{"note": text}``."""
+
+    note: str
+
+
+class StopDict(TypedDict):
+    """``before_model``: ``{"stop": reason}``."""
+
+    stop: str
+
+
+class RejectDict(TypedDict):
+    """``on_input``: ``{"reject": reason}``."""
+
+    reject: str
+
+
+#: ``on_stop``: ``{"continue": message}`` (``continue`` is a keyword, hence
+#: the functional form).
+ContinueDict = TypedDict("ContinueDict", {"continue": str})
+
+
+class FailDict(TypedDict):
+    """``on_stop``: ``{"fail": reason}``."""
+
+    fail: str
+
+
+class ToolResultDict(TypedDict):
+    """``call_tool``: content, with optional details and error flag."""
+
+    content: List[Dict[str, Any]]
+    details: NotRequired[Any]
+    is_error: NotRequired[bool]
+
+
+#: What a ``before_tool`` handler returns: ``None`` allows.
+BeforeToolReply: TypeAlias = Union[None, Deny, Rewrite, DenyDict, RewriteDict]
+#: What an ``after_tool`` handler returns: ``None`` keeps the output.
+AfterToolReply: TypeAlias = Union[None, Edit, EditDict]
+#: What a ``before_model`` handler returns: ``None`` adds nothing.
+BeforeModelReply: TypeAlias = Union[None, str, Note, Stop, NoteDict, StopDict]
+#: What an ``on_input`` handler returns: ``None`` accepts.
+OnInputReply: TypeAlias = Union[None, Reject, RejectDict]
+#: What an ``on_stop`` handler returns: ``None`` accepts the answer.
+OnStopReply: TypeAlias = Union[None, Continue, Fail, ContinueDict, FailDict]
+#: What a tool returns: text, or a result.
+ToolReply: TypeAlias = Union[str, ToolResult, ToolResultDict]
+
+
+def to_reply(value: Any) -> Any:
+    """A handler's return value in the contract's JSON shape."""
+    if isinstance(value, Reply):
+        return value.to_reply()
+    return value
+
+
+class HookError(Exception):
+    """Raise to fail a hook with your own message.
+
+    The host treats it as the plugin's answer, not a crash: the hook fails
+    closed, and the plugin keeps serving the rest of the run.
+    """
+
+
+# ------------------------------------------------------------------ plugins
+
+Handler = Callable[[Any], Union[Any, Awaitable[Any]]]
+
+_R = TypeVar("_R")
+#: A handler taking ``A`` and returning ``R``, directly or awaited.
+_Sync = Union[_R, Awaitable[_R]]
+
+# One type variable per hook: the decorator returns the function unchanged
+# (so it stays callable in tests with its own signature), and its bound is
+# the hook's handler type, so a handler whose return does not fit the hook
+# is a type error at the decorator.
+_BeforeTool = TypeVar("_BeforeTool", bound=Callable[[BeforeTool], _Sync[BeforeToolReply]])
+_AfterTool = TypeVar("_AfterTool", bound=Callable[[AfterTool], _Sync[AfterToolReply]])
+_BeforeModel = TypeVar(
+    "_BeforeModel", bound=Callable[[BeforeModel], _Sync[BeforeModelReply]]
+)
+_OnInput = TypeVar("_OnInput", bound=Callable[[OnInput], _Sync[OnInputReply]])
+_OnStop = TypeVar("_OnStop", bound=Callable[[OnStop], _Sync[OnStopReply]])
+_OnEvent = TypeVar("_OnEvent", bound=Callable[[OnEvent], object])
+_Finish = TypeVar("_Finish", bound=Callable[[Finish], object])
+_Tool = TypeVar("_Tool", bound=Callable[[CallTool], _Sync[ToolReply]])
+
+
+class Plugin:
+    """One plugin's handlers. Create exactly one per plugin module.
+
+    Each module gets its own ``Plugin``, so two plugin files never share
+    handlers. ``name`` is the name the plugin gives itself (a
+    ``plugin.toml`` ``name`` wins; absent both, the file or folder name).
+    """
+
+    def __init__(self, name: Optional[str] = None) -> None:
+        self.name = name
+        self._handlers: Dict[str, Handler] = {}
+        self._tools: Dict[str, Tuple[Dict[str, Any], Handler]] = {}
+
+    # One decorator per hook; each registers the function and returns it.
+
+    def before_tool(self, fn: _BeforeTool) -> _BeforeTool:
+        """Judge a tool call: return ``None`` (allow), :class:`Deny` or :class:`Rewrite`."""
+        self._on("before_tool", fn)
+        return fn
+
+    def after_tool(self, fn: _AfterTool) -> _AfterTool:
+        """Filter a tool's output: return ``None`` or an :class:`Edit`."""
+        self._on("after_tool", fn)
+        return fn
+
+    def before_model(self, fn: _BeforeModel) -> _BeforeModel:
+        """Before a model request: return ``None``, a :class:`Note` (or a string) or :class:`Stop`."""
+        self._on("before_model", fn)
+        return fn
+
+    def on_input(self, fn: _OnInput) -> _OnInput:
+        """Check a prompted run's input: return ``None`` or :class:`Reject`."""
+        self._on("on_input", fn)
+        return fn
+
+    def on_stop(self, fn: _OnStop) -> _OnStop:
+        """Verify the final answer: return ``None``, :class:`Continue` or :class:`Fail`."""
+        self._on("on_stop", fn)
+        return fn
+
+    def on_event(self, fn: _OnEvent) -> _OnEvent:
+        """Observe each event of the run, in order (the reply is ignored)."""
+        self._on("on_event", fn)
+        return fn
+
+    def finish(self, fn: _Finish) -> _Finish:
+        """The run ended (the reply is ignored)."""
+        self._on("finish", fn)
+        return fn
+
+    def tool(
+        self,
+        name: Optional[str] = None,
+        *,
+        description: Optional[str] = None,
+        parameters: Optional[Dict[str, Any]] = None,
+        label: Optional[str] = None,
+    ) -> Callable[[_Tool], _Tool]:
+        """Offer the decorated function as a tool.
+
+        It is called with the :class:`CallTool` dict (its arguments are
+        ``call["args"]``) and returns a string or a :class:`ToolResult`.
+        ``name`` defaults to the function's name, ``description`` to its
+        docstring, ``parameters`` (a JSON Schema) to an empty object schema.
+        """
+
+        def register(fn: _Tool) -> _Tool:
+            tool_name = name or fn.__name__
+            if tool_name in self._tools:
+                raise ValueError(f"tool {tool_name!r} is registered twice")
+            spec: Dict[str, Any] = {
+                "name": tool_name,
+                "description": description or inspect.getdoc(fn) or "",
+                "parameters": parameters
+                or {"type": "object", "properties": {}},
+            }
+            if label is not None:
+                spec["label"] = label
+            self._tools[tool_name] = (spec, fn)
+            return fn
+
+        return register
+
+    def _on(self, hook: str, fn: Handler) -> None:
+        if hook in self._handlers:
+            raise ValueError(f"{hook} is registered twice")
+        self._handlers[hook] = fn
+
+    @property
+    def hooks(self) -> List[str]:
+        """The hooks this plugin handles."""
+        hooks = set(self._handlers)
+        if self._tools:
+            hooks |= {"tools", "call_tool"}
+        return [h for h in HOOKS if h in hooks]
+
+    def handler(self, hook: str) -> Handler:
+        """The function that serves ``hook`` (the host calls this)."""
+        if hook == "tools" and self._tools:
+            return lambda _run: [spec for spec, _ in self._tools.values()]
+        if hook == "call_tool" and self._tools:
+            return self._call_tool
+        try:
+            return self._handlers[hook]
+        except KeyError:
+            raise HookError(f"this plugin does not handle {hook}") from None
+
+    def _call_tool(self, call: CallTool) -> Any:
+        entry = self._tools.get(call["tool"])
+        if entry is None:
+            raise HookError(f"this plugin has no tool {call['tool']!r}")
+        return entry[1](call)
+
+
+# --------------------------------------------------------------------- logs
+
+#: ``(run_id, plugin)`` of the hook call in progress; set by the host around
+#: each call, and carried into ``await``\\ ed code by ``contextvars``.
+_current: contextvars.ContextVar[Optional[Tuple[str, str]]] = contextvars.ContextVar(
+    "yohost_current", default=None
+)
+
+#: Where log lines go: ``sink(run_id, plugin, level, message)``. The host
+#: sets it; without a host, lines go to the ``logging`` logger ``yohost``.
+_sink: Optional[Callable[[str, str, str, str], None]] = None
+
+
+def current_run_id() -> Optional[str]:
+    """The ``run_id`` of the hook call in progress, if any."""
+    current = _current.get()
+    return current[0] if current else None
+
+
+def _emit(level: str, message: str) -> None:
+    current = _current.get() or ("", "")
+    if _sink is not None:
+        _sink(current[0], current[1], level, message)
+    else:
+        logging.getLogger("yohost").log(
+            logging.getLevelName(level.upper()), "%s", message
+        )
+
+
+class Log:
+    """Log lines of the plugin; the host tags each with the run and plugin."""
+
+    def debug(self, message: object) -> None:
+        """Detail for debugging."""
+        _emit("debug", str(message))
+
+    def info(self, message: object) -> None:
+        """Progress worth recording."""
+        _emit("info", str(message))
+
+    def warning(self, message: object) -> None:
+        """Something looks wrong."""
+        _emit("warn", str(message))
+
+    warn = warning
+
+    def error(self, message: object) -> None:
+        """Something failed."""
+        _emit("error", str(message))
+
+
+#: The plugin's logger: ``log.info("...")``. The ``logging`` module works
+#: too: the host routes its records the same way.
+log = Log()
