@@ -5,16 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # The examples' plugin.toml files point into ./target, so build there.
 unset CARGO_TARGET_DIR
-# The Rust dylib examples, and the yohost command.
-cargo build --quiet -p yohost --examples
-cargo build --quiet -p yohost-cli
+# Only what the demo needs: the yohost command and the Rust dylib examples
+# (no dev-dependencies: no benchmarks, no test tools).
+cargo build --quiet -p yohost-cli --bin yohost --example example_policy --example example_tool
 # The Wasm component example (examples/wasm-redactor).
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || true
-cargo build --quiet --release --target wasm32-wasip2 --examples \
+cargo build --quiet --release --target wasm32-wasip2 --example wasm_redactor \
   --manifest-path tests/plugins/wasm/Cargo.toml --target-dir target/wasm-guests
-root=$PWD
-workdir=$(mktemp -d)
-trap 'rm -rf "$workdir"' EXIT
-cd "$workdir"
-"$root/target/debug/yohost" run "$root/examples" \
-  --prompt "Count the words of our motto, clean the build folder, and show me the deploy key." "$@"
+# The demo runs in a temporary folder of its own (see `yohost run --help`).
+exec target/debug/yohost run examples \
+  --prompt "Count the words of our motto, clean the build folder, push, and show me the deploy key." "$@"

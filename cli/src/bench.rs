@@ -16,9 +16,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
+use yohost::call_hook;
 use yohost::contract::kind::{self, HookKind};
 use yohost::contract::*;
-use yohost::invoke::call_hook;
 use yohost::{LoadedPlugin, Manifest, NativePlugin};
 
 /// Arguments of `yohost bench`.

@@ -2,6 +2,8 @@
 
 mod bench;
 mod check;
+mod demo;
+mod new;
 mod output;
 mod run;
 mod script;
@@ -49,6 +51,9 @@ enum Command {
     /// Time each plugin's hooks on synthetic calls and print what each
     /// plugin adds over the host's own path.
     Bench(bench::BenchArgs),
+    /// Make a plugin to start from: a `before_tool` policy in a folder of
+    /// its own, with a plugin.toml naming its grants.
+    New(new::NewArgs),
 }
 
 /// Parse the command line and run it.
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
             Command::Check { dir, json } => check::check(&dir, json).await,
             Command::Run(args) => run::run(args).await,
             Command::Bench(args) => bench::bench(args).await,
+            Command::New(args) => new::new(args),
         }
     });
     // Abandoned plugin calls may still hold threads; do not wait for them.

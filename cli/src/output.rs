@@ -1,100 +1,263 @@
 //! How `yohost` prints: log setup, and the run's events as they happen.
 //!
-//! Plugin log lines (target `yohost::plugin`) go to standard output with the
-//! run's events; the host's own warnings go to standard error (`RUST_LOG`
-//! sets their level, `warn` by default).
+//! Plugin log lines (target `yohost::plugin`) and the plugins' decisions
+//! about tool calls (target `yohost::decision`: each deny, rewrite and
+//! output edit, naming the plugin) go to standard output with the run's
+//! events, after the call they concern: what `before_tool` wrote or decided
+//! about a call comes after the call's start line, what `call_tool` and
+//! `after_tool` wrote or decided after its end line (the hook span's
+//! `call_id` ties a log line to its call). Lines about no call come after
+//! the next tool line or input rejection, or before the run's end. The
+//! host's own warnings go to standard error (`RUST_LOG` sets their level,
+//! `warn` by default), without colours unless standard error is a terminal
+//! (and `NO_COLOR` is unset). What the host logs about loading plugins is
+//! left out by default: `check` reports it, and a run logs each refused
+//! plugin when it starts.
 
-use std::io::Write;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
 use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 use yoagent::extension::{Extension, ExtensionError, RunContext, RunHooks};
 use yoagent::{AgentEvent, AgentMessage, Content, Message};
-use yohost::logging::PLUGIN_LOG_TARGET;
+use yohost::logging::{DECISION_LOG_TARGET, HOOK_SPAN, PLUGIN_LOG_TARGET};
 
 /// The host's log level unless `RUST_LOG` says otherwise. yoagent's own
 /// warning for each denied call is left out: the run's output shows it.
-const DEFAULT_FILTER: &str = "warn,yoagent::agent_loop=error";
+/// So are the host's lines about loading plugins (see the module docs).
+const DEFAULT_FILTER: &str = "warn,yoagent::agent_loop=error,yohost::load=error";
+
+/// Whether the host's log lines on standard error get colours.
+fn colours() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn host_filter() -> EnvFilter {
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER))
+}
 
 /// Host logs to standard error, for commands that print no run.
 pub fn init_stderr_logs() {
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER)),
-        )
+        .with_ansi(colours())
+        .with_env_filter(host_filter())
         .try_init();
 }
 
-/// Host logs to standard error and plugin log lines to standard output.
-pub fn init_run_logs(json: bool) {
+/// Where a held line belongs: the tool call it is about, and whether it
+/// came while the call ran or after (`call_tool`, `after_tool`) rather than
+/// while it was judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Slot {
+    call_id: String,
+    after_start: bool,
+}
+
+impl Slot {
+    /// The slot of a line from `hook` about the call `call_id`.
+    fn of(hook: &str, call_id: &str) -> Option<Slot> {
+        (!call_id.is_empty()).then(|| Slot {
+            call_id: call_id.to_string(),
+            after_start: matches!(hook, "call_tool" | "after_tool"),
+        })
+    }
+}
+
+/// A held line, with the call it belongs to (none: it is about no call).
+type HeldLine = (Option<Slot>, String);
+
+/// Plugin log lines and decisions waiting for the event they follow.
+#[derive(Clone, Default)]
+pub struct Held(Arc<Mutex<Vec<HeldLine>>>);
+
+impl Held {
+    fn push(&self, slot: Option<Slot>, line: String) {
+        self.lock().push((slot, line));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HeldLine>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Print, in the order they came, the held lines `event` releases: a
+    /// tool call's start releases what was written while it was judged, its
+    /// end everything about it; every event releases the lines about no
+    /// call.
+    fn release(&self, event: &AgentEvent) {
+        let releases = |slot: &Option<Slot>| match (slot, event) {
+            (None, _) => true,
+            (Some(slot), AgentEvent::ToolExecutionStart { tool_call_id, .. }) => {
+                slot.call_id == *tool_call_id && !slot.after_start
+            }
+            (Some(slot), AgentEvent::ToolExecutionEnd { tool_call_id, .. }) => {
+                slot.call_id == *tool_call_id
+            }
+            (Some(_), _) => false,
+        };
+        let lines: Vec<String> = {
+            let mut held = self.lock();
+            let (out, keep) = std::mem::take(&mut *held)
+                .into_iter()
+                .partition(|(slot, _)| releases(slot));
+            *held = keep;
+            out.into_iter().map(|(_, line)| line).collect()
+        };
+        print_lines(lines);
+    }
+
+    /// Print every held line, in the order they came.
+    pub fn flush(&self) {
+        let lines = std::mem::take(&mut *self.lock());
+        print_lines(lines.into_iter().map(|(_, line)| line).collect());
+    }
+}
+
+fn print_lines(lines: Vec<String>) {
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// Host logs to standard error; plugin log lines and decisions to standard
+/// output, held in the returned [`Held`] until the event they follow.
+pub fn init_run_logs(json: bool) -> Held {
     let host_logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER)),
-        )
+        .with_ansi(colours())
+        .with_filter(host_filter())
         .with_filter(tracing_subscriber::filter::filter_fn(|m| {
-            m.target() != PLUGIN_LOG_TARGET
+            m.target() != PLUGIN_LOG_TARGET && m.target() != DECISION_LOG_TARGET
         }));
+    let held = Held::default();
     let _ = tracing_subscriber::registry()
         .with(host_logs)
-        .with(PluginLines { json })
+        .with(PluginLines {
+            json,
+            held: held.clone(),
+        })
         .try_init();
+    held
 }
 
-/// Prints each plugin log line on standard output.
+/// Holds each plugin log line and decision for standard output.
 struct PluginLines {
     json: bool,
+    held: Held,
 }
 
+/// The fields of one event, as text.
 #[derive(Default)]
-struct LineFields {
-    run_id: String,
-    plugin: String,
-    level: String,
-    message: String,
+struct Fields(BTreeMap<&'static str, String>);
+
+impl Fields {
+    fn get(&self, name: &str) -> &str {
+        self.0.get(name).map_or("", String::as_str)
+    }
 }
 
-impl Visit for LineFields {
+impl Visit for Fields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        match field.name() {
-            "run_id" => self.run_id = value.to_string(),
-            "plugin" => self.plugin = value.to_string(),
-            "level" => self.level = value.to_string(),
-            "message" => self.message = value.to_string(),
-            _ => {}
-        }
+        self.0.insert(field.name(), value.to_string());
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.record_str(field, &format!("{value:?}"));
+        self.0.insert(field.name(), format!("{value:?}"));
     }
 }
 
-impl<S: tracing::Subscriber> Layer<S> for PluginLines {
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        if event.metadata().target() != PLUGIN_LOG_TARGET {
+/// A plugin log line, as printed.
+fn log_line(f: &Fields, json: bool) -> String {
+    if json {
+        serde_json::json!({"log": {
+            "run_id": f.get("run_id"), "plugin": f.get("plugin"),
+            "level": f.get("level"), "message": f.get("message"),
+        }})
+        .to_string()
+    } else {
+        format!(
+            "  [{} {} run {}] {}",
+            f.get("plugin"),
+            f.get("level"),
+            short(f.get("run_id")),
+            f.get("message")
+        )
+    }
+}
+
+/// A plugin's decision about a tool call, as printed.
+fn decision_line(f: &Fields, json: bool) -> String {
+    let (plugin, tool, decision) = (f.get("plugin"), f.get("tool"), f.get("decision"));
+    if json {
+        let mut doc = serde_json::json!({
+            "run_id": f.get("run_id"), "plugin": plugin, "hook": f.get("hook"),
+            "tool": tool, "call_id": f.get("call_id"), "decision": decision,
+        });
+        if let Some(reason) = f.0.get("reason") {
+            doc["reason"] = reason.as_str().into();
+        }
+        if let Some(args) = f.0.get("args") {
+            doc["args"] = serde_json::from_str(args).unwrap_or_else(|_| args.as_str().into());
+        }
+        serde_json::json!({ "decision": doc }).to_string()
+    } else {
+        match decision {
+            "deny" => format!("  {plugin} denied {tool}: {}", clip(f.get("reason"))),
+            "rewrite" => format!("  {plugin} rewrote {tool} to {}", clip(f.get("args"))),
+            _ => format!("  {plugin} edited the output of {tool}"),
+        }
+    }
+}
+
+/// The `hook` and `call_id` of a hook span, kept with the span.
+struct HookCall {
+    hook: String,
+    call_id: String,
+}
+
+impl<S> Layer<S> for PluginLines
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if attrs.metadata().name() != HOOK_SPAN {
             return;
         }
-        let mut line = LineFields::default();
-        event.record(&mut line);
-        let text = if self.json {
-            serde_json::json!({"log": {
-                "run_id": line.run_id, "plugin": line.plugin, "level": line.level, "message": line.message,
-            }})
-            .to_string()
-        } else {
-            format!(
-                "  [{} {} run {}] {}",
-                line.plugin,
-                line.level,
-                short(&line.run_id),
-                line.message
-            )
-        };
-        let _ = writeln!(std::io::stdout().lock(), "{text}");
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(HookCall {
+                hook: fields.get("hook").to_string(),
+                call_id: fields.get("call_id").to_string(),
+            });
+        }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        let target = event.metadata().target();
+        if target == DECISION_LOG_TARGET {
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            let slot = Slot::of(fields.get("hook"), fields.get("call_id"));
+            self.held.push(slot, decision_line(&fields, self.json));
+        } else if target == PLUGIN_LOG_TARGET {
+            let mut fields = Fields::default();
+            event.record(&mut fields);
+            let slot = ctx.event_scope(event).and_then(|scope| {
+                scope.into_iter().find_map(|span| {
+                    let extensions = span.extensions();
+                    let call = extensions.get::<HookCall>()?;
+                    Slot::of(&call.hook, &call.call_id)
+                })
+            });
+            self.held.push(slot, log_line(&fields, self.json));
+        }
     }
 }
 
@@ -103,16 +266,23 @@ fn short(run_id: &str) -> &str {
 }
 
 /// An extension that prints every event of the runs it is installed on, with
-/// the run's id. It decides nothing.
+/// the run's id, and the held plugin lines after the events they follow. It
+/// decides nothing.
 pub struct EventPrinter {
     json: bool,
+    held: Held,
     last_error: Arc<Mutex<Option<String>>>,
 }
 
 impl EventPrinter {
-    /// A printer; `last_error` receives a failed run's error message.
-    pub fn new(json: bool, last_error: Arc<Mutex<Option<String>>>) -> Self {
-        Self { json, last_error }
+    /// A printer of events and of the lines `held` holds; `last_error`
+    /// receives a failed run's error message.
+    pub fn new(json: bool, held: Held, last_error: Arc<Mutex<Option<String>>>) -> Self {
+        Self {
+            json,
+            held,
+            last_error,
+        }
     }
 }
 
@@ -125,6 +295,7 @@ impl Extension for EventPrinter {
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
         Ok(Box::new(PrintHooks {
             json: self.json,
+            held: self.held.clone(),
             run_id: run.run_id.to_string(),
             last_error: Arc::clone(&self.last_error),
         }))
@@ -133,6 +304,7 @@ impl Extension for EventPrinter {
 
 struct PrintHooks {
     json: bool,
+    held: Held,
     run_id: String,
     last_error: Arc<Mutex<Option<String>>>,
 }
@@ -153,10 +325,29 @@ impl RunHooks for PrintHooks {
         } else {
             human(event, &self.run_id)
         };
+        // What the hooks wrote before the run ended comes before its end;
+        // what they wrote about a call, after the call's lines.
+        let end = matches!(event, AgentEvent::AgentEnd { .. });
+        if end {
+            self.held.flush();
+        }
         if let Some(line) = line {
             let _ = writeln!(std::io::stdout().lock(), "{line}");
         }
+        if !end && follows_held_lines(event) {
+            self.held.release(event);
+        }
     }
+}
+
+/// Whether `event` is one the held lines are printed after.
+fn follows_held_lines(event: &AgentEvent) -> bool {
+    matches!(
+        event,
+        AgentEvent::ToolExecutionStart { .. }
+            | AgentEvent::ToolExecutionEnd { .. }
+            | AgentEvent::InputRejected { .. }
+    )
 }
 
 fn failed_with(messages: &[AgentMessage]) -> Option<String> {

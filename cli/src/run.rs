@@ -1,5 +1,6 @@
 //! `yohost run DIR --prompt TEXT`.
 
+use crate::demo::DemoFolder;
 use crate::output::{init_run_logs, EventPrinter};
 use crate::script;
 use std::path::PathBuf;
@@ -16,9 +17,19 @@ pub struct RunArgs {
     /// The user's prompt.
     #[arg(long)]
     prompt: String,
-    /// A JSON array of assistant turns for the built-in scripted model
-    /// (default: a bundled demo script).
-    #[arg(long, conflicts_with = "model")]
+    /// A JSON array of assistant turns for the built-in scripted model.
+    ///
+    /// Each turn is either `{"text": "..."}` (the model answers and the run
+    /// ends) or `{"tool_calls": [{"name": "bash", "arguments": {"command":
+    /// "ls"}}, ...]}` (the model calls tools; their results come back to it).
+    /// A turn has exactly one of the two keys; unknown keys are an error. The
+    /// tools run in the current directory.
+    ///
+    /// Without --script (and without --model) the bundled demo script runs
+    /// inside a temporary folder that the command makes and removes: its
+    /// working directory is that folder, and the file tools refuse any path
+    /// outside it, so the demo is harmless whatever plugins are loaded.
+    #[arg(long, conflicts_with = "model", verbatim_doc_comment)]
     script: Option<PathBuf>,
     /// A real model, as PROVIDER/MODEL (e.g. anthropic/claude-sonnet-5); its
     /// API key comes from PROVIDER_API_KEY (e.g. ANTHROPIC_API_KEY).
@@ -40,14 +51,10 @@ pub struct RunArgs {
 /// Run the agent once and print the run. Exits non-zero when the run failed
 /// or its input was rejected.
 pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
-    init_run_logs(args.json);
-    let host = crate::open_host(&args.dir)?;
-    for refusal in host.refused() {
-        eprintln!(
-            "yohost: plugin '{}' refused: {}",
-            refusal.name, refusal.reason
-        );
-    }
+    let held = init_run_logs(args.json);
+    let dir = std::path::absolute(&args.dir)
+        .map_err(|e| format!("cannot resolve {}: {e}", args.dir.display()))?;
+    let host = crate::open_host(&dir)?;
     let agent = match &args.model {
         Some(spec) => real_model(spec)?,
         None => Agent::from_provider(
@@ -56,19 +63,30 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
         )
         .with_api_key("scripted"),
     };
-    let agent = if args.no_builtin_tools {
-        agent
-    } else {
-        agent.with_tools(yoagent::tools::default_tools())
+    // The bundled script acts only inside a folder of its own.
+    let demo = match (&args.script, &args.model) {
+        (None, None) => Some(enter_demo_folder(args.json)?),
+        _ => None,
+    };
+    let agent = match (args.no_builtin_tools, &demo) {
+        (true, _) => agent,
+        (false, Some(demo)) => agent.with_tools(demo.tools()),
+        (false, None) => agent.with_tools(yoagent::tools::default_tools()),
     };
     let last_error = Arc::new(Mutex::new(None));
     let mut agent = agent
-        .with_extension(EventPrinter::new(args.json, Arc::clone(&last_error)))
+        .with_extension(EventPrinter::new(
+            args.json,
+            held.clone(),
+            Arc::clone(&last_error),
+        ))
         .with_tree_extension(host.extension());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
     agent.prompt_with_sender(args.prompt.as_str(), tx).await;
     let _ = drain.await;
+    // Lines of calls abandoned at their deadline may come after the run.
+    held.flush();
     if args.stats {
         crate::stats::print(&host.stats(), args.json);
     }
@@ -81,6 +99,20 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Make the demo's folder and make its working directory the process's.
+fn enter_demo_folder(json: bool) -> Result<DemoFolder, String> {
+    let demo = DemoFolder::create()?;
+    std::env::set_current_dir(demo.work())
+        .map_err(|e| format!("cannot enter the demo folder: {e}"))?;
+    if !json {
+        println!(
+            "the demo acts in {} (made for this run, removed at its end)",
+            demo.work().display()
+        );
+    }
+    Ok(demo)
 }
 
 /// An agent on a real provider, `PROVIDER/MODEL`.

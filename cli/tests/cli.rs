@@ -2,6 +2,8 @@
 //! - `check --json` lists the example dylib plugins as loaded, and exits 0;
 //! - a broken file in a directory is listed as refused with its reason,
 //!   the rest load, and `check` exits 1;
+//! - the bundled demo script, with no plugins at all, acts only inside a
+//!   temporary folder the command makes and removes;
 //! - `run` on the bundled script prints the run with plugin log lines that
 //!   carry the run id, and `--json` prints one JSON object per line;
 //! - `check` lists a rutis-agent tool library with its tools, and a
@@ -10,9 +12,9 @@
 //!   services the adapter lacks as refused naming them, and a pi extension
 //!   with its tools.
 //!
-//! The plugins are the example cdylibs of the `yohost` and
+//! The plugins are the example cdylibs of the `yohost-cli` and
 //! `yohost-adapter-rutis-agent` packages, which `cargo test --workspace`
-//! builds (alone: `cargo build -p yohost -p yohost-adapter-rutis-agent --examples`).
+//! builds (alone: `cargo build -p yohost-cli -p yohost-adapter-rutis-agent --examples`).
 
 #[path = "../../host/tests/support/mod.rs"]
 mod support;
@@ -189,6 +191,226 @@ fn check_lists_rutis_agent_tools_and_refuses_a_malformed_library_with_the_reason
         reason.contains("malformed tool schema: tools 0 and 1 are both named `twin`"),
         "{reason}"
     );
+}
+
+/// Every file under `dir` with its contents, and every folder.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.to_string_lossy().into_owned();
+        if path.is_dir() {
+            out.push((name, Vec::new()));
+            out.extend(tree(&path));
+        } else {
+            out.push((name, std::fs::read(&path).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_demo_script_with_no_plugins_acts_only_inside_a_folder_it_makes() {
+    let plugins = plugin_dir();
+    let outer = plugin_dir();
+    let cwd = outer.path().join("cwd");
+    write(&cwd, "build/keep.txt", "the caller's build");
+    write(&cwd, "motto.txt", "the caller's motto");
+    let temp = plugin_dir();
+    let before = tree(outer.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
+        .args(["run", plugins.path().to_str().unwrap(), "--prompt", "go"])
+        .current_dir(&cwd)
+        .env("TMPDIR", temp.path())
+        .output()
+        .expect("yohost runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    // Unguarded, every call ran: in the demo's folder.
+    let demo = temp.path().canonicalize().unwrap();
+    assert!(
+        stdout.contains(&format!("the demo acts in {}", demo.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-> bash {\"command\":\"rm -rf ./build\"}"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("<- write_file [ok]"), "{stdout}");
+    assert!(!stdout.contains("denied"), "{stdout}");
+    assert_eq!(
+        tree(outer.path()),
+        before,
+        "the caller's folders are untouched"
+    );
+    assert_eq!(
+        tree(temp.path()),
+        Vec::new(),
+        "the demo's folder is removed"
+    );
+}
+
+/// Run `yohost` with `RUST_LOG` and `NO_COLOR` unset: (success, stdout, stderr).
+fn yohost_plain(args: &[&str], cwd: &Path) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("yohost runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn check_prints_each_refusal_once_and_no_colours_when_not_on_a_terminal() {
+    let dir = plugin_dir();
+    write(dir.path(), "broken.so", "not a library");
+    write(dir.path(), "no-hooks.ts", "export default {};");
+    let (ok, stdout, stderr) = yohost_plain(&["check", dir.path().to_str().unwrap()], dir.path());
+    assert!(!ok);
+    let all = format!("{stdout}{stderr}");
+    assert_eq!(all.matches("cannot load the library").count(), 1, "{all}");
+    assert_eq!(all.matches("implements no hooks").count(), 1, "{all}");
+    assert!(!all.contains('\x1b'), "{all:?}");
+}
+
+/// Each plugin's decision, in a run of four TypeScript plugins: a guard
+/// that denies and rewrites, one whose deny gives no reason, and a filter.
+const GUARD: &str = r#"
+export default {
+  before_tool({ tool, args }, ctx) {
+    if (tool !== "bash") return null;
+    if (args.command.includes("rm -rf")) {
+      ctx.log.warn("judged a removal");
+      return { deny: "no removals" };
+    }
+    if (args.command.includes("--force ")) {
+      return { args: { command: args.command.replace("--force ", "--force-with-lease ") } };
+    }
+    return null;
+  },
+};
+"#;
+const BLANK: &str = r#"
+export default {
+  before_tool({ tool }) { return tool === "write_file" ? { deny: " " } : null; },
+};
+"#;
+const SCRUB: &str = r#"
+export default {
+  after_tool({ output }, ctx) {
+    const text = output.content.map((b) => b.text ?? "").join("");
+    if (!text.includes("sk-")) return null;
+    ctx.log.info("scrubbed a key");
+    return { content: [{ type: "text", text: text.replace(/sk-\w+/g, "[key]") }] };
+  },
+};
+"#;
+const DECISIONS_SCRIPT: &str = r#"[
+  {"tool_calls": [{"name": "bash", "arguments": {"command": "rm -rf ./build"}}]},
+  {"tool_calls": [{"name": "bash", "arguments": {"command": "echo git push --force origin"}}]},
+  {"tool_calls": [{"name": "bash", "arguments": {"command": "echo sk-live1234567890"}}]},
+  {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+  {"text": "done"}
+]"#;
+
+fn decisions_dir() -> (tempfile::TempDir, tempfile::TempDir) {
+    let plugins = plugin_dir();
+    write(plugins.path(), "guard.ts", GUARD);
+    write(plugins.path(), "blank.ts", BLANK);
+    write(plugins.path(), "scrub.ts", SCRUB);
+    let work = plugin_dir();
+    write(work.path(), "script.json", DECISIONS_SCRIPT);
+    (plugins, work)
+}
+
+fn position(stdout: &str, wanted: &str) -> usize {
+    stdout
+        .lines()
+        .position(|l| l.starts_with(wanted))
+        .unwrap_or_else(|| panic!("{wanted:?} in {stdout}"))
+}
+
+#[test]
+fn run_names_the_plugin_of_each_decision_after_the_call_it_concerns() {
+    let (plugins, work) = decisions_dir();
+    let dir = plugins.path().to_str().unwrap();
+    let args = ["run", dir, "--prompt", "go", "--script", "script.json"];
+    let (ok, stdout, _) = yohost_plain(&args, work.path());
+    assert!(ok, "{stdout}");
+    let at = |wanted: &str| position(&stdout, wanted);
+    let rm = at(r#"-> bash {"command":"rm -rf ./build"}"#);
+    assert_eq!(at("  [guard warn run "), rm + 1, "{stdout}");
+    assert_eq!(at("  guard denied bash: no removals"), rm + 2, "{stdout}");
+    assert_eq!(at("<- bash [error] Tool call denied: no removals"), rm + 3);
+    let push = at(r#"-> bash {"command":"echo git push --force-with-lease origin"}"#);
+    assert_eq!(
+        at(r#"  guard rewrote bash to {"command":"echo git push --force-with-lease origin"}"#),
+        push + 1,
+        "{stdout}"
+    );
+    let key = at("<- bash [ok] Exit code: 0 ⏎ [key]");
+    assert_eq!(at("  [scrub info run "), key + 1, "{stdout}");
+    assert_eq!(at("  scrub edited the output of bash"), key + 2, "{stdout}");
+    // A deny without a reason is a bad reply: the call is denied all the
+    // same, in the host's words that name the plugin.
+    let write_file = at("-> write_file ");
+    assert_eq!(
+        at("  blank denied write_file: [yohost] call denied: plugin 'blank' returned a reply the host cannot use in before_tool"),
+        write_file + 1,
+        "{stdout}"
+    );
+    assert!(!work.path().join("x.txt").exists());
+
+    let args = [
+        "run",
+        dir,
+        "--prompt",
+        "go",
+        "--script",
+        "script.json",
+        "--json",
+    ];
+    let (ok, stdout, _) = yohost_plain(&args, work.path());
+    assert!(ok, "{stdout}");
+    let decisions: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|l| l.get("decision").cloned())
+        .collect();
+    let made: Vec<(&str, &str, &str)> = decisions
+        .iter()
+        .map(|d| {
+            (
+                d["plugin"].as_str().unwrap(),
+                d["decision"].as_str().unwrap(),
+                d["tool"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        made,
+        [
+            ("guard", "deny", "bash"),
+            ("guard", "rewrite", "bash"),
+            ("scrub", "edit_output", "bash"),
+            ("blank", "deny", "write_file"),
+        ]
+    );
+    assert_eq!(decisions[0]["reason"], "no removals");
+    assert_eq!(
+        decisions[1]["args"],
+        serde_json::json!({"command": "echo git push --force-with-lease origin"})
+    );
+    assert!(decisions
+        .iter()
+        .all(|d| d["call_id"].as_str().is_some_and(|c| !c.is_empty())));
 }
 
 #[test]

@@ -310,6 +310,17 @@ impl HookCall {
         }
     }
 
+    /// The id of the tool call the hook is about (`call_tool`,
+    /// `before_tool` and `after_tool`).
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            HookCall::CallTool(a) => Some(&a.call_id),
+            HookCall::BeforeTool(a) => Some(&a.call_id),
+            HookCall::AfterTool(a) => Some(&a.call_id),
+            _ => None,
+        }
+    }
+
     /// The argument as a JSON value (for `tools`, the run itself).
     pub fn args_json(&self) -> Value {
         // These types hold only strings, numbers and JSON values: serializing
@@ -458,7 +469,8 @@ impl ToolReply {
 pub enum BeforeToolReply {
     /// `null`: let the call run.
     Allow,
-    /// `{deny: reason}`: block it; the model sees the reason.
+    /// `{deny: reason}`: block it; the model sees the reason (the host
+    /// refuses a blank one as a bad reply).
     Deny(String),
     /// `{args: {...}}`: run it with these arguments instead.
     Rewrite(Value),

@@ -30,7 +30,8 @@ pub struct PluginHostBuilder {
 impl PluginHostBuilder {
     /// Load the plugins of `adapter`'s (engine, ecosystem) pair with it,
     /// replacing whatever served that pair before (the built-in set serves
-    /// yohost's own plugins on every engine, and pi extensions).
+    /// yohost's own plugins on every engine; the adapter crates serve pi,
+    /// DSH and rutis-agent plugins).
     pub fn adapter(mut self, adapter: Arc<dyn Adapter>) -> Self {
         self.adapters.register(adapter);
         self
@@ -58,7 +59,7 @@ impl PluginHost {
     /// they never stop the others. Only a directory that cannot be read
     /// stops the host: a watcher that cannot watch it, or some folder in it,
     /// is logged as a warning, and changes are still seen at the next run
-    /// through the directory's top-level fingerprint (see [`watch`]).
+    /// through the directory's top-level fingerprint (see `watch.rs`).
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, HostError> {
         Self::open_with(dir.as_ref(), Adapters::default())
     }

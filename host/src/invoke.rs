@@ -8,7 +8,9 @@
 //!   unanswered at its deadline is [`CallError::Timeout`] with the plugin's
 //!   timeout for the hook, whichever side noticed first;
 //! - the reply's kind is checked once, by [`HookKind::from_reply`];
-//! - images in a reply are checked against the limits.
+//! - images in a reply are checked against the limits, and a deny gives a
+//!   reason (an empty or blank one is a bad reply: the model and the person
+//!   reading the run must learn why).
 
 use crate::error::{CallError, HookError};
 use crate::limits::check_content;
@@ -17,7 +19,7 @@ use crate::plugin::{CallLimits, LoadedPlugin, PluginRun};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use yohost_contract::{HookKind, HookReply, ReplyError};
+use yohost_contract::{BeforeToolReply, HookKind, HookReply, ReplyError};
 
 /// Call hook `K` with `args` on `run` of `plugin`, within the plugin's
 /// timeout for `K` and the run's `cancel`. The reply is `K`'s own, and its
@@ -30,7 +32,7 @@ pub async fn call_hook<K: HookKind>(
 ) -> Result<K::Reply, HookError> {
     let call = K::call(args);
     let timeout = plugin.manifest.timeout(K::HOOK);
-    let span = hook_span(&call.run().run_id, &plugin.name, K::HOOK);
+    let span = hook_span(&call, &plugin.name);
     let deadline = Instant::now() + timeout;
     let limits = CallLimits {
         deadline,
@@ -56,7 +58,7 @@ pub async fn call_hook<K: HookKind>(
     .instrument(span)
     .await;
     let reply = outcome.map_err(fail)?;
-    check_images(&reply).map_err(|problem| {
+    check_reply(&reply).map_err(|problem| {
         fail(CallError::BadReply(ReplyError {
             hook: K::HOOK,
             problem,
@@ -65,11 +67,59 @@ pub async fn call_hook<K: HookKind>(
     K::from_reply(reply).map_err(|e| fail(CallError::BadReply(e)))
 }
 
-/// The images of a tool result or an output edit are allowed.
-fn check_images(reply: &HookReply) -> Result<(), String> {
+/// The images of a tool result or an output edit are allowed, and a deny
+/// has a reason.
+fn check_reply(reply: &HookReply) -> Result<(), String> {
     match reply {
         HookReply::CallTool(r) => check_content(&r.content),
         HookReply::AfterTool(r) => r.content.as_deref().map_or(Ok(()), check_content),
+        HookReply::BeforeTool(BeforeToolReply::Deny(reason)) if reason.trim().is_empty() => {
+            Err("a deny must give a reason, got an empty one".into())
+        }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Manifest, NativePlugin};
+    use yohost_contract::{BeforeToolArgs, Hook, RunInfo};
+
+    async fn deny_with(reason: &'static str) -> Result<BeforeToolReply, HookError> {
+        let plugin = NativePlugin::loaded(
+            "guard",
+            &[Hook::BeforeTool],
+            Manifest::default(),
+            move |_| Ok(HookReply::BeforeTool(BeforeToolReply::Deny(reason.into()))),
+        );
+        let run = plugin.plugin.open_run(&RunInfo::default()).await.unwrap();
+        let args = BeforeToolArgs {
+            run: RunInfo::default(),
+            tool: "bash".into(),
+            call_id: "c1".into(),
+            args: serde_json::json!({}),
+            user_request: None,
+            latest_user_text: None,
+        };
+        call_hook::<yohost_contract::kind::BeforeTool>(
+            &plugin,
+            run.as_ref(),
+            args,
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn a_deny_without_a_reason_is_a_bad_reply() {
+        for blank in ["", " \n\t"] {
+            let error = deny_with(blank).await.unwrap_err();
+            assert_eq!(error.error.kind(), "bad_reply", "{blank:?}");
+        }
+        assert_eq!(
+            deny_with("no").await.unwrap(),
+            BeforeToolReply::Deny("no".into())
+        );
     }
 }

@@ -160,6 +160,7 @@ pub enum Mode {
 /// Which plugin API a plugin is written against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Ecosystem {
     /// yohost's own contract.
     #[default]
@@ -249,7 +250,7 @@ pub struct Manifest {
 
 impl Manifest {
     /// Read `path` (a regular file of at most
-    /// [`MAX_SOURCE_BYTES`](crate::limits::MAX_SOURCE_BYTES)). A missing
+    /// [`crate::limits::MAX_SOURCE_BYTES`]). A missing
     /// file is the default manifest.
     pub fn read(path: &Path) -> Result<Manifest, LoadError> {
         let refused = |problem| LoadError::Manifest {

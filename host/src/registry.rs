@@ -14,6 +14,7 @@ use crate::adapter::Adapters;
 use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
 use crate::engines;
 use crate::error::{HostError, LoadError};
+use crate::logging::LOAD_LOG_TARGET;
 use crate::manifest::{check_name, Ecosystem, Manifest, Mode, MANIFEST_FILE};
 use crate::plugin::{EngineKind, LoadedPlugin};
 use crate::stats::PluginStats;
@@ -185,10 +186,10 @@ impl Registry {
                     let loaded = load(&self.adapters, &candidate).map(Arc::new);
                     match &loaded {
                         Ok(plugin) => {
-                            tracing::debug!(plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded")
+                            tracing::debug!(target: LOAD_LOG_TARGET, plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded")
                         }
                         Err(reason) => {
-                            tracing::warn!(plugin = %candidate.name, "plugin refused: {reason}")
+                            tracing::warn!(target: LOAD_LOG_TARGET, plugin = %candidate.name, "plugin refused: {reason}")
                         }
                     }
                     loaded
@@ -261,7 +262,7 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
     let mut warnings = loaded.warnings;
     if loaded.hooks.is_empty() {
         let warning = "it implements no hooks and offers no tools, so the host will never call it";
-        tracing::warn!(plugin = %name, "{warning}");
+        tracing::warn!(target: LOAD_LOG_TARGET, plugin = %name, "{warning}");
         warnings.push(warning.into());
     }
     Ok(LoadedPlugin {

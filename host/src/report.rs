@@ -46,6 +46,37 @@ pub struct PluginReport {
     pub warnings: Vec<String>,
 }
 
+/// One plugin as a person reads it, for logs and embedding programs:
+/// `guard (js, yohost): loaded; hooks before_tool; tools shout` then one
+/// indented line per warning, or `guard (js, yohost): refused: REASON`.
+impl std::fmt::Display for PluginReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let engine = self.engine.as_deref().unwrap_or("unknown engine");
+        let ecosystem = self.ecosystem.as_deref().unwrap_or("unknown ecosystem");
+        write!(f, "{} ({engine}, {ecosystem}): ", self.name)?;
+        match self.status {
+            Status::Refused => write!(
+                f,
+                "refused: {}",
+                self.reason.as_deref().unwrap_or("no reason given")
+            )?,
+            Status::Loaded => {
+                write!(f, "loaded")?;
+                if !self.hooks.is_empty() {
+                    write!(f, "; hooks {}", self.hooks.join(", "))?;
+                }
+                if !self.tools.is_empty() {
+                    write!(f, "; tools {}", self.tools.join(", "))?;
+                }
+            }
+        }
+        for warning in &self.warnings {
+            write!(f, "\n  warning: {warning}")?;
+        }
+        Ok(())
+    }
+}
+
 /// A path as text, with bytes that are not UTF-8 replaced: a file name in
 /// the plugin directory must never make the report fail.
 fn lossy_path<S: serde::Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
@@ -113,5 +144,45 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
         tools,
         reason: None,
         warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(status: Status) -> PluginReport {
+        PluginReport {
+            name: "guard".into(),
+            file: PathBuf::from("plugins/guard.ts"),
+            engine: Some("js".into()),
+            ecosystem: Some("yohost".into()),
+            status,
+            hooks: vec!["tools".into(), "before_tool".into()],
+            tools: vec!["shout".into()],
+            reason: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_report_reads_as_one_line_per_plugin_and_one_per_warning() {
+        let mut loaded = line(Status::Loaded);
+        assert_eq!(
+            loaded.to_string(),
+            "guard (js, yohost): loaded; hooks tools, before_tool; tools shout"
+        );
+        loaded.warnings = vec!["no network API yet".into()];
+        assert_eq!(
+            loaded.to_string(),
+            "guard (js, yohost): loaded; hooks tools, before_tool; tools shout\n  warning: no network API yet"
+        );
+        let mut refused = line(Status::Refused);
+        refused.engine = None;
+        refused.reason = Some("syntax error".into());
+        assert_eq!(
+            refused.to_string(),
+            "guard (unknown engine, yohost): refused: syntax error"
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! per turn, not per call per plugin.
 
 use crate::convert::{content_from_blocks, finish_args, message_text, output_data};
+use crate::logging::{decision, CallRef, Decision};
 use crate::session::PluginSession;
 use crate::tool::PluginTool;
 use std::collections::HashSet;
@@ -31,6 +32,20 @@ pub(crate) struct RunSet {
     sessions: Vec<Arc<PluginSession>>,
     run: RunInfo,
     derived: Mutex<Option<Derived>>,
+}
+
+/// Log `session`'s deny of the call `at` and pass it on.
+fn denied(at: &CallRef<'_>, session: &PluginSession, deny: ToolDecision) -> ToolDecision {
+    if let ToolDecision::Deny(reason) = &deny {
+        decision(
+            at,
+            session.name(),
+            Hook::BeforeTool,
+            Decision::Deny,
+            Some(reason),
+        );
+    }
+    deny
 }
 
 impl RunSet {
@@ -136,6 +151,11 @@ impl RunHooks for RunSet {
             user_request: derived.user_request.clone(),
             latest_user_text: derived.latest_user_text.clone(),
         };
+        let at = CallRef {
+            run_id: &self.run.run_id,
+            tool: call.tool_name,
+            call_id: call.tool_call_id,
+        };
         let mut args = call.args.clone();
         // The position of the last policy that rewrote the arguments.
         let mut last_rewrite = None;
@@ -143,10 +163,18 @@ impl RunHooks for RunSet {
             match session.before_tool(request(&args)).await {
                 ToolDecision::Allow => {}
                 ToolDecision::Modify(new_args) => {
+                    let shown = new_args.to_string();
+                    decision(
+                        &at,
+                        session.name(),
+                        Hook::BeforeTool,
+                        Decision::Rewrite,
+                        Some(&shown),
+                    );
                     args = new_args;
                     last_rewrite = Some(i);
                 }
-                deny => return deny,
+                deny => return denied(&at, session, deny),
             }
         }
         let Some(last) = last_rewrite else {
@@ -160,7 +188,7 @@ impl RunHooks for RunSet {
                 ToolDecision::Modify(_) => {
                     tracing::debug!(run_id = %self.run.run_id, plugin = %session.name(), "a rewrite on a recheck is ignored")
                 }
-                deny => return deny,
+                deny => return denied(&at, session, deny),
             }
         }
         ToolDecision::Modify(args)
@@ -185,7 +213,22 @@ impl RunHooks for RunSet {
                 args: call.args.clone(),
                 output: data.clone(),
             };
+            let before = data.clone();
             session.after_tool(args, &mut data).await;
+            if data != before {
+                let at = CallRef {
+                    run_id: &self.run.run_id,
+                    tool: call.tool_name,
+                    call_id: call.tool_call_id,
+                };
+                decision(
+                    &at,
+                    session.name(),
+                    Hook::AfterTool,
+                    Decision::EditOutput,
+                    None,
+                );
+            }
         }
         if data != original {
             output.result.content = content_from_blocks(data.content);

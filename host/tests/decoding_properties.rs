@@ -389,15 +389,22 @@ proptest! {
         nested in 0..4_usize,
         tail in prop::collection::vec(any::<u8>(), 0..64),
     ) {
+        // The prefix's width, and a claim longer than the tail can hold (a
+        // short claim could be met: `[0xde, 0, 0]` is an empty map).
+        let width = match marker {
+            0xd9 | 0xc4 | 0xc7 => 1,
+            0xdc | 0xde | 0xda | 0xc5 | 0xc8 => 2,
+            _ => 4,
+        };
+        let widest = u32::MAX >> (32 - 8 * width);
+        let claimed = match length & widest {
+            short if short < 64 => widest,
+            long => long,
+        };
         let mut bytes = Vec::new();
         for _ in 0..=nested {
             bytes.push(marker);
-            let len = length.to_be_bytes();
-            match marker {
-                0xd9 | 0xc4 | 0xc7 => bytes.push(len[3]),
-                0xdc | 0xde | 0xda | 0xc5 | 0xc8 => bytes.extend_from_slice(&len[2..]),
-                _ => bytes.extend_from_slice(&len),
-            }
+            bytes.extend_from_slice(&claimed.to_be_bytes()[4 - width..]);
             if (0xc7..=0xc9).contains(&marker) {
                 bytes.push(1); // the ext type
             }

@@ -108,6 +108,14 @@ async fn ask(host: &PluginHost, ops: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// A host over `dir` with the pi adapter registered.
+fn open(dir: &Path) -> PluginHost {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .open()
+        .unwrap()
+}
+
 /// The pi files plugin's answer to each operation.
 async fn ask_pi(host: &PluginHost, ops: &[&str]) -> Vec<String> {
     let mut script: Vec<_> = ops
@@ -143,7 +151,7 @@ async fn a_dangling_symlink_in_a_grant_writes_nothing_outside_it() {
         )
         .unwrap();
     }
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path());
     let link = dir.path().join("files/out/link");
     let answers = ask(&host, &[&format!("write|{}|escaped", link.display())]).await;
     assert!(answers[0].contains("error EACCES"), "{answers:?}");
@@ -179,7 +187,7 @@ fn a_folder_swapped_for_a_symlink_while_a_plugin_reads_never_leaks() {
     write(data, "sub/file.txt", "granted");
     write(outside.path(), "file.txt", "secret");
     std::os::unix::fs::symlink(outside.path(), data.join("sub.link")).unwrap();
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path());
 
     let stop = AtomicBool::new(false);
     let swaps = AtomicUsize::new(0);
@@ -233,7 +241,7 @@ async fn a_fifo_does_not_block_and_a_huge_file_is_not_read() {
     assert!(status.success());
     let huge = std::fs::File::create(data.join("huge")).unwrap();
     huge.set_len(17 * 1024 * 1024).unwrap();
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path());
 
     let started = Instant::now();
     let answers = ask(
@@ -260,7 +268,7 @@ async fn relative_paths_start_at_the_plugin_folder_and_errors_name_the_module() 
     install_files(dir.path(), "read = [\"data\"]");
     write(dir.path(), "files/data/note.txt", "granted contents");
     write(dir.path(), "pi/index.ts", PI_FILES);
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path());
     let folder = dir.path().join("files").canonicalize().unwrap();
     let answers = ask(
         &host,
@@ -324,7 +332,7 @@ async fn a_missing_granted_directory_refuses_the_plugin_in_every_engine() {
         "fine.ts",
         "export default { on_input() { return null; } };",
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path());
     let report = host.report().await;
     for name in ["files", "pi", "py", "native", "wasm"] {
         let plugin = reported(&report, name);

@@ -1,5 +1,5 @@
 //! The soak: 32 concurrent runs through one `PluginHost` that holds the
-//! conformance fixture of every engine, 100 tool calls each, while plugin
+//! conformance fixture of every engine and adapter, 100 tool calls each, while plugin
 //! files are replaced, added and removed. It passes when
 //! - no `run_id` is crossed: every call ran with its own run's id, as the
 //!   first plugin of the chain rewrote it, and every line a plugin logged
@@ -219,12 +219,21 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
         engines::ts(),
         engines::python(),
         engines::pi(),
+        engines::dsh(),
+        engines::rutis(),
     ] {
         let name = format!("fx-{}", engine.name);
-        (engine.install)(dir.path(), &name, "");
+        // The dylib first: the plugins before the chain's rewrite judge
+        // again (a recheck), and would count every call twice.
+        let first = if engine.name == "dylib" {
+            "priority = 1"
+        } else {
+            ""
+        };
+        (engine.install)(dir.path(), &name, first);
     }
-    let host = Arc::new(PluginHost::open(dir.path()).unwrap());
-    assert_eq!(host.plugins().len(), 5, "{:?}", host.refused());
+    let host = Arc::new(harness::open(dir.path()));
+    assert_eq!(host.plugins().len(), 7, "{:?}", host.refused());
 
     runtime.block_on(async {
         // Warm-up: every engine has served as many runs at once as the soak

@@ -22,9 +22,9 @@
 use std::sync::Arc;
 use yohost::adapter::Adapter;
 use yohost::discovery::Candidate;
-use yohost::grants::Grants;
 use yohost::engines::js::modules::Builtin;
 use yohost::engines::js::{load_with, Flavor};
+use yohost::grants::Grants;
 use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
 
 macro_rules! module {

@@ -27,9 +27,35 @@ fn not_applicable(engine: &Engine, case: &str, support: Support) -> bool {
     }
 }
 
+/// Whether the row lacks `hook`, which `case` is about. The loaded fixture
+/// must then not claim it either: the adapter maps nothing to it.
+fn lacks(fx: &Fixture, hook: Hook, case: &str) -> bool {
+    if fx.engine.hooks.contains(&hook) {
+        return false;
+    }
+    let claimed = fx
+        .host
+        .plugins()
+        .into_iter()
+        .find(|p| p.name == fx.name)
+        .expect("the fixture is loaded")
+        .hooks
+        .contains(&hook);
+    assert!(!claimed, "{} claims `{}`", fx.name, hook.as_str());
+    eprintln!(
+        "{} has no `{}`, so it does not take `{case}`",
+        fx.engine.name,
+        hook.as_str()
+    );
+    true
+}
+
 /// The call is denied with the fixture's reason, and never runs.
 pub async fn deny(engine: Engine) {
     let fx = Fixture::install(engine, "");
+    if lacks(&fx, Hook::BeforeTool, "deny") {
+        return;
+    }
     let out = fx
         .run(vec![run_call("deny-this"), text("done")], "go")
         .await;
@@ -42,6 +68,9 @@ pub async fn deny(engine: Engine) {
 
 /// The call runs with the fixture's rewrite.
 pub async fn rewrite(engine: Engine) {
+    if not_applicable(&engine, "rewrite", engine.rewrites) {
+        return;
+    }
     let fx = Fixture::install(engine, "");
     let out = fx
         .run(vec![run_call("rewrite:ls -la"), text("done")], "go")
@@ -101,6 +130,9 @@ fn shared(fx: &Fixture) -> LoadedPlugin {
 /// rewrite is judged again by the fixture. A deny on the recheck wins; a
 /// rewrite on the recheck is ignored.
 pub async fn rewrite_chain_is_rechecked(engine: Engine) {
+    if not_applicable(&engine, "rewrite", engine.rewrites) {
+        return;
+    }
     let (logs, _guard) = capture_logs();
     let fx = Fixture::install(engine, "priority = 1");
     let host = PluginHost::from_plugins(vec![shared(&fx), native_rewriter(2)]);
@@ -139,6 +171,13 @@ pub async fn rewrite_chain_is_rechecked(engine: Engine) {
 /// has the fixture judge a rewrite made by an extension outside the host.
 pub async fn rewrite_outside_the_host_is_rechecked(engine: Engine) {
     let fx = Fixture::install(engine, "");
+    if lacks(
+        &fx,
+        Hook::BeforeTool,
+        "rewrite_outside_the_host_is_rechecked",
+    ) {
+        return;
+    }
     assert!(
         yoagent::extension::Extension::rechecks_modified_calls(&fx.host.extension()),
         "the host asks yoagent to recheck rewrites"
@@ -169,12 +208,16 @@ pub async fn tool_result_text(engine: Engine) {
             "go",
         )
         .await;
-    assert_eq!(out.only_result(), ("fx_echo".into(), "hello".into(), false));
+    let hello = (fx.engine.echoed)("hello");
+    assert_eq!(out.only_result(), ("fx_echo".into(), hello, false));
     assert!(format!("{:?}", out.requests[1]).contains("hello"));
 }
 
 /// A plugin tool's text and PNG image both reach the model.
 pub async fn tool_result_image(engine: Engine) {
+    if not_applicable(&engine, "image", engine.images) {
+        return;
+    }
     let fx = Fixture::install(engine, "");
     let out = fx
         .run(
@@ -198,6 +241,9 @@ pub async fn tool_result_image(engine: Engine) {
 /// An image of a refused type is not passed on: the tool fails, and the
 /// log names the plugin, the hook and `bad_reply`.
 pub async fn bad_image_is_refused(engine: Engine) {
+    if not_applicable(&engine, "image", engine.images) {
+        return;
+    }
     let (logs, _guard) = capture_logs();
     let fx = Fixture::install(engine, "");
     let out = fx
@@ -224,6 +270,9 @@ pub async fn bad_image_is_refused(engine: Engine) {
 /// output alone.
 pub async fn after_tool_edits(engine: Engine) {
     let fx = Fixture::install(engine, "");
+    if lacks(&fx, Hook::AfterTool, "after_tool_edits") {
+        return;
+    }
     let out = fx
         .run(
             vec![
@@ -246,6 +295,9 @@ pub async fn after_tool_edits(engine: Engine) {
 /// `before_model`'s note is added to the latest user turn of every request.
 pub async fn notes_reach_every_request(engine: Engine) {
     let fx = Fixture::install(engine, "");
+    if lacks(&fx, Hook::BeforeModel, "notes_reach_every_request") {
+        return;
+    }
     let out = fx.run(vec![run_call("ls"), text("done")], "go").await;
     assert_eq!(out.requests.len(), 2);
     for request in &out.requests {
@@ -267,6 +319,9 @@ pub async fn notes_reach_every_request(engine: Engine) {
 /// `on_input` rejects `forbidden-input`: no request is sent, nothing runs.
 pub async fn input_is_rejected(engine: Engine) {
     let fx = Fixture::install(engine, "");
+    if lacks(&fx, Hook::OnInput, "input_is_rejected") {
+        return;
+    }
     let expected = fx.engine.input_reason;
     let out = fx
         .run(
@@ -333,8 +388,9 @@ pub async fn events_in_order_then_finish(engine: Engine) {
         .map(|name| format!("event {name}"))
         .collect();
     if not_applicable(&fx.engine, "finish", fx.engine.finish) {
-        let last = expected.last().expect("events").clone();
-        assert!(logged(&logs, &out.run_id, &fx.name, &last).await, "{last}");
+        if let Some(last) = expected.last() {
+            assert!(logged(&logs, &out.run_id, &fx.name, last).await, "{last}");
+        }
     } else {
         expected.push("finish completed".into());
         assert!(logged(&logs, &out.run_id, &fx.name, "finish completed").await);
@@ -349,6 +405,9 @@ pub async fn events_in_order_then_finish(engine: Engine) {
 /// Two runs through one host at once: each call is judged with its own
 /// run's id, and every line the fixture logs carries it.
 pub async fn concurrent_runs_keep_their_run_ids(engine: Engine) {
+    if not_applicable(&engine, "rewrite", engine.rewrites) {
+        return;
+    }
     let (logs, _guard) = capture_logs();
     let fx = Fixture::install(engine, "");
     let script = |middle: &str| {
@@ -435,6 +494,11 @@ fn assert_fixed_text(message: &str, plugin: &str) {
 async fn fails_closed(engine: Engine, cmd: &str, kind: &str, manifest: &str) -> Captured {
     let (logs, guard) = capture_logs();
     let fx = Fixture::install(engine, manifest);
+    if !fx.engine.hooks.contains(&Hook::BeforeTool) {
+        tool_fails_closed(&fx, &logs, cmd, kind).await;
+        drop(guard);
+        return logs;
+    }
     let out = fx
         .run(vec![run_call(cmd), run_call("after"), text("done")], "go")
         .await;
@@ -463,14 +527,49 @@ async fn fails_closed(engine: Engine, cmd: &str, kind: &str, manifest: &str) -> 
     logs
 }
 
+/// For a row without `before_tool`: the hostile input `cmd` goes to its
+/// tool, and that call fails closed with `kind`, as `fails_closed` says of
+/// a policy: an error result with the fixed text, the log's kind, the rest
+/// of the run unloaded after a crash, timeout or running out of memory,
+/// and the next run served.
+async fn tool_fails_closed(fx: &Fixture, logs: &Captured, cmd: &str, kind: &str) {
+    let echo = |text: &str| support::call("fx_echo", json!({ "text": text }));
+    let out = fx
+        .run(vec![echo(cmd), echo("after"), text("done")], "go")
+        .await;
+    let results = out.results();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].2, "{cmd} fails: {results:?}");
+    assert_fixed_text(&results[0].1, &fx.name);
+    let mut kinds = error_kinds(logs, &out.run_id, &fx.name, "call_tool");
+    kinds.dedup();
+    if unloads(kind) {
+        assert!(results[1].2, "the rest of the run fails closed");
+        assert_eq!(kinds, [kind, "unloaded"]);
+    } else {
+        let after = (fx.engine.echoed)("after");
+        assert_eq!(results[1], ("fx_echo".into(), after, false));
+        assert_eq!(kinds, [kind]);
+    }
+    let next = fx.run(vec![echo("next"), text("done")], "go").await;
+    let expected = (fx.engine.echoed)("next");
+    assert_eq!(next.only_result(), ("fx_echo".into(), expected, false));
+}
+
 /// `throw`: an exception, a throw or a panic.
 pub async fn throw_fails_closed(engine: Engine) {
+    if not_applicable(&engine, "throw", engine.raises) {
+        return;
+    }
     let kind = engine.throw_kind;
     fails_closed(engine, "throw", kind, "").await;
 }
 
 /// `error`: an error the plugin returns.
 pub async fn error_fails_closed(engine: Engine) {
+    if not_applicable(&engine, "error", engine.raises) {
+        return;
+    }
     let kind = engine.error_kind;
     fails_closed(engine, "error", kind, "").await;
 }
@@ -489,7 +588,8 @@ pub async fn spin_times_out(engine: Engine) {
 
 /// `shape`: a reply the contract does not allow.
 pub async fn wrong_shape_is_a_bad_reply(engine: Engine) {
-    fails_closed(engine, "shape", "bad_reply", "").await;
+    let kind = engine.shape_kind;
+    fails_closed(engine, "shape", kind, "").await;
 }
 
 /// `oversize`: a reply over 16 MiB.
@@ -514,7 +614,7 @@ pub async fn memory_bomb_is_stopped(engine: Engine) {
 /// `file`: reading /etc/passwd without a grant is denied, and nothing of it
 /// reaches the tool or the model.
 pub async fn forbidden_file_is_denied(engine: Engine) {
-    if not_applicable(&engine, "file", engine.sandboxed) {
+    if not_applicable(&engine, "file", engine.files) {
         return;
     }
     let kind = engine.file_kind;
@@ -535,6 +635,9 @@ pub async fn forbidden_file_is_denied(engine: Engine) {
 /// `flood`: 100,000 log lines, each kept with its run, and the call is then
 /// allowed.
 pub async fn log_flood_is_attributed(engine: Engine) {
+    if not_applicable(&engine, "flood", engine.logs) {
+        return;
+    }
     let (logs, _guard) = capture_logs();
     let fx = Fixture::install(engine, "[timeouts]\nbefore_tool = 60000\n");
     let out = fx.run(vec![run_call("flood"), text("done")], "go").await;

@@ -8,6 +8,8 @@
 //! | ts | fixture.ts | `guest` (a throw) | — |
 //! | python | fixture.py | `guest` (an exception) | `memory`, `file`: trusted code, not sandboxed |
 //! | pi | fixture_pi.ts | `guest` (a throw) | no run id in pi's `ctx` (`whoami` is not rewritten); an `input` handler cannot give a reason (the adapter's own text); no `on_stop` (a lazy answer is accepted); no `finish` (its last line is its last event) |
+//! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images); no file API; `shape` is a decision the adapter rejects, so `guest` |
+//! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); no log API (no `flood`); trusted code, not sandboxed; its text is its reply's JSON |
 //!
 //! A new row is one function here plus one line in `main.rs`'s
 //! `conformance!` list, and a fixture.
@@ -15,6 +17,7 @@
 use crate::support::{example_dylib, write};
 use crate::wasm_guests::guest;
 use std::path::{Path, PathBuf};
+use yohost::contract::Hook;
 
 /// Whether a row takes a case as the protocol says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,14 +41,32 @@ pub struct Engine {
     /// Extra `plugin.toml` lines a broken fixture needs to be taken for
     /// this kind.
     pub broken_manifest: &'static str,
+    /// The hooks the fixture has. A case about another hook checks that
+    /// the row does not claim it. Without `before_tool`, the hostile inputs
+    /// go to the fixture's tool `fx_echo` instead.
+    pub hooks: &'static [Hook],
+    /// Whether the fixture's `before_tool` can rewrite a call.
+    pub rewrites: Support,
+    /// Whether the fixture can raise an error of its own (`throw`, `error`).
+    pub raises: Support,
     /// The `error_kind` of the fixture's `throw`.
     pub throw_kind: &'static str,
     /// The `error_kind` of the fixture's `error` (a returned error).
     pub error_kind: &'static str,
-    /// `memory` and `file`: only sandboxed engines can be sent them.
+    /// The `error_kind` of the fixture's `shape`.
+    pub shape_kind: &'static str,
+    /// `memory`: only sandboxed engines can be sent it.
     pub sandboxed: Support,
-    /// The `error_kind` of a forbidden file read, for sandboxed rows.
+    /// `file`: only rows with a file API inside a sandbox can be sent it.
+    pub files: Support,
+    /// The `error_kind` of a forbidden file read, for rows that take `file`.
     pub file_kind: &'static str,
+    /// Whether the fixture can write log lines (`flood`).
+    pub logs: Support,
+    /// Whether its tools can return images.
+    pub images: Support,
+    /// The text of `fx_echo`'s result for `text`.
+    pub echoed: fn(&str) -> String,
     /// Whether `whoami` is rewritten with the run id the fixture saw.
     pub sees_run_id: Support,
     /// The reason the model is given for `forbidden-input`.
@@ -82,6 +103,16 @@ fn every_event(kind: &str) -> Option<String> {
     Some(kind.to_string())
 }
 
+/// No event: the row has no `on_event`.
+fn no_event(_kind: &str) -> Option<String> {
+    None
+}
+
+/// `fx_echo`'s text is the text itself.
+fn same_text(text: &str) -> String {
+    text.to_string()
+}
+
 /// The fixture's own reason for rejecting `forbidden-input`.
 const FIXTURE_REJECT: &str = "fx rejects forbidden-input";
 
@@ -89,12 +120,13 @@ const FIXTURE_REJECT: &str = "fx rejects forbidden-input";
 const TRUSTED: Support =
     Support::No("trusted code, not sandboxed: no memory limit, no file grants");
 
-/// The built dylib fixture, refusing a build older than its source: `cargo
-/// test --test conformance` alone does not rebuild examples.
-fn dylib_fixture() -> PathBuf {
-    let lib = example_dylib("conformance_fixture");
+/// The built cdylib `example` of fixture `source`, refusing a build older
+/// than its source: `cargo test --test conformance` alone does not rebuild
+/// examples.
+fn built_fixture(example: &str, source: &str) -> PathBuf {
+    let lib = example_dylib(example);
     let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).unwrap();
-    let source = root().join("tests/plugins/conformance/fixture.rs");
+    let source = root().join("tests/plugins/conformance").join(source);
     assert!(
         modified(&lib) >= modified(&source),
         "{} is older than its source: run `cargo build -p yohost --examples`",
@@ -107,7 +139,7 @@ pub fn dylib() -> Engine {
     Engine {
         name: "dylib",
         install: |dir, plugin, extra| {
-            let lib = dylib_fixture();
+            let lib = built_fixture("conformance_fixture", "fixture.rs");
             write(
                 dir,
                 &format!("{plugin}/plugin.toml"),
@@ -116,10 +148,18 @@ pub fn dylib() -> Engine {
         },
         broken_entry: "fixture.so",
         broken_manifest: "",
+        hooks: &Hook::ALL,
+        rewrites: Support::Yes,
+        raises: Support::Yes,
         throw_kind: "crashed",
         error_kind: "guest",
+        shape_kind: "bad_reply",
         sandboxed: TRUSTED,
+        files: TRUSTED,
         file_kind: "",
+        logs: Support::Yes,
+        images: Support::Yes,
+        echoed: same_text,
         sees_run_id: Support::Yes,
         input_reason: FIXTURE_REJECT,
         on_stop: Support::Yes,
@@ -141,10 +181,18 @@ pub fn wasm() -> Engine {
         },
         broken_entry: "fixture.wasm",
         broken_manifest: "",
+        hooks: &Hook::ALL,
+        rewrites: Support::Yes,
+        raises: Support::Yes,
         throw_kind: "crashed",
         error_kind: "guest",
+        shape_kind: "bad_reply",
         sandboxed: Support::Yes,
+        files: Support::Yes,
         file_kind: "guest",
+        logs: Support::Yes,
+        images: Support::Yes,
+        echoed: same_text,
         sees_run_id: Support::Yes,
         input_reason: FIXTURE_REJECT,
         on_stop: Support::Yes,
@@ -166,10 +214,18 @@ pub fn ts() -> Engine {
         },
         broken_entry: "index.ts",
         broken_manifest: "",
+        hooks: &Hook::ALL,
+        rewrites: Support::Yes,
+        raises: Support::Yes,
         throw_kind: "guest",
         error_kind: "guest",
+        shape_kind: "bad_reply",
         sandboxed: Support::Yes,
+        files: Support::Yes,
         file_kind: "guest",
+        logs: Support::Yes,
+        images: Support::Yes,
+        echoed: same_text,
         sees_run_id: Support::Yes,
         input_reason: FIXTURE_REJECT,
         on_stop: Support::Yes,
@@ -191,10 +247,18 @@ pub fn python() -> Engine {
         },
         broken_entry: "fixture.py",
         broken_manifest: "",
+        hooks: &Hook::ALL,
+        rewrites: Support::Yes,
+        raises: Support::Yes,
         throw_kind: "guest",
         error_kind: "guest",
+        shape_kind: "bad_reply",
         sandboxed: TRUSTED,
+        files: TRUSTED,
         file_kind: "",
+        logs: Support::Yes,
+        images: Support::Yes,
+        echoed: same_text,
         sees_run_id: Support::Yes,
         input_reason: FIXTURE_REJECT,
         on_stop: Support::Yes,
@@ -233,14 +297,106 @@ pub fn pi() -> Engine {
         },
         broken_entry: "index.ts",
         broken_manifest: "ecosystem = \"pi\"",
+        hooks: &Hook::ALL,
+        rewrites: Support::Yes,
+        raises: Support::Yes,
         throw_kind: "guest",
         error_kind: "guest",
+        shape_kind: "bad_reply",
         sandboxed: Support::Yes,
+        files: Support::Yes,
         file_kind: "guest",
+        logs: Support::Yes,
+        images: Support::Yes,
+        echoed: same_text,
         sees_run_id: Support::No("pi's ctx carries no run id"),
         input_reason: "a pi extension handled this input itself (`handled`), so no run starts",
         on_stop: Support::No("pi has no on_stop: the answer is accepted"),
         finish: Support::No("pi has no finish: its last line is its last event"),
         event_name: pi_event,
+    }
+}
+
+pub fn dsh() -> Engine {
+    Engine {
+        name: "dsh",
+        install: |dir, plugin, extra| {
+            write(
+                dir,
+                &format!("{plugin}/index.js"),
+                &source("fixture_dsh.js"),
+            );
+            write(
+                dir,
+                &format!("{plugin}/plugin.toml"),
+                &format!("name = \"{plugin}\"\n{extra}"),
+            );
+        },
+        broken_entry: "index.js",
+        broken_manifest: "ecosystem = \"dsh\"",
+        hooks: &[
+            Hook::Tools,
+            Hook::CallTool,
+            Hook::BeforeTool,
+            Hook::AfterTool,
+            Hook::BeforeModel,
+        ],
+        rewrites: Support::No("DSH's pre-execute decides allow, deny or ask"),
+        raises: Support::Yes,
+        throw_kind: "guest",
+        error_kind: "guest",
+        shape_kind: "guest",
+        sandboxed: Support::Yes,
+        files: Support::No("the DSH adapter offers no file API"),
+        file_kind: "",
+        logs: Support::Yes,
+        images: Support::No("the adapter renders DSH's non-text parts as a text"),
+        echoed: same_text,
+        sees_run_id: Support::No("DSH's pre-execute cannot rewrite"),
+        input_reason: "",
+        on_stop: Support::No("DSH has no stop verifier"),
+        finish: Support::No("DSH has no finish"),
+        event_name: no_event,
+    }
+}
+
+/// The rutis-agent adapter's text for a tool's `{"ok": true, ...}` reply:
+/// the object without `ok`, as JSON.
+fn rutis_text(text: &str) -> String {
+    serde_json::json!({ "text": text }).to_string()
+}
+
+pub fn rutis() -> Engine {
+    Engine {
+        name: "rutis",
+        install: |dir, plugin, extra| {
+            let lib = built_fixture("conformance_rutis_fixture", "fixture_rutis.rs");
+            write(
+                dir,
+                &format!("{plugin}/plugin.toml"),
+                &manifest(plugin, &lib, extra),
+            );
+        },
+        broken_entry: "fixture.so",
+        broken_manifest: "ecosystem = \"rutis-agent\"",
+        hooks: &[Hook::Tools, Hook::CallTool],
+        rewrites: Support::No("a rutis-agent library has tools only"),
+        raises: Support::No(
+            "a panic cannot cross the C ABI, and an error is the tool's own result",
+        ),
+        throw_kind: "",
+        error_kind: "",
+        shape_kind: "bad_reply",
+        sandboxed: TRUSTED,
+        files: TRUSTED,
+        file_kind: "",
+        logs: Support::No("a rutis-agent library has no log API"),
+        images: Support::No("a rutis-agent tool replies with JSON text"),
+        echoed: rutis_text,
+        sees_run_id: Support::No("a rutis-agent library has tools only"),
+        input_reason: "",
+        on_stop: Support::No("a rutis-agent library has tools only"),
+        finish: Support::No("a rutis-agent library has tools only"),
+        event_name: no_event,
     }
 }

@@ -14,7 +14,7 @@ use yohost::PluginHost;
 pub const SECRET: &str = "fx-secret-7f3a";
 
 /// A `before_tool` timeout short enough for `hang` and `spin` to be quick.
-pub const SHORT_TIMEOUTS: &str = "[timeouts]\nbefore_tool = 300\n";
+pub const SHORT_TIMEOUTS: &str = "[timeouts]\nbefore_tool = 300\ncall_tool = 300\n";
 
 /// One engine's fixture in a plugin directory of its own, opened by a host.
 pub struct Fixture {
@@ -33,6 +33,8 @@ pub struct Fixture {
 pub fn open(dir: &std::path::Path) -> PluginHost {
     PluginHost::builder(dir)
         .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_dsh::adapter())
+        .adapter(yohost_adapter_rutis_agent::adapter())
         .open()
         .unwrap()
 }

@@ -37,8 +37,11 @@
 //!
 //! Logs go through each SDK's own log call, so the host attaches `run_id`.
 //! Where a row cannot take a case as written (trusted engines get no
-//! `memory` or `file`; pi has no `on_stop`), the table says so and the case
-//! checks the documented outcome instead.
+//! `memory` or `file`; pi has no `on_stop`; DSH cannot rewrite; a
+//! rutis-agent library has tools only), the table says so and the case
+//! checks the documented outcome instead: a row without the hook a case is
+//! about must not claim it, and a row without `before_tool` gets the
+//! hostile inputs through its tool `fx_echo`.
 //!
 //! # What is asserted
 //!
@@ -77,7 +80,7 @@ macro_rules! conformance {
 }
 
 conformance! {
-    engines: [dylib, wasm, ts, python, pi],
+    engines: [dylib, wasm, ts, python, pi, dsh, rutis],
     cases: [
         deny,
         rewrite,

@@ -217,7 +217,7 @@ pub fn example_dylib(name: &str) -> PathBuf {
     let path = examples_dir().join(file);
     assert!(
         path.exists(),
-        "{} is not built (cargo test builds examples)",
+        "{} is not built (`cargo test --workspace` builds every package's examples)",
         path.display()
     );
     path

@@ -50,8 +50,8 @@ fn build(krate: &str, target_dir: &str, triple: Option<&str>, hint: &str) -> Pat
     let exe = std::env::current_exe().expect("the test executable");
     let target = exe.ancestors().nth(3).expect("<target>").to_path_buf();
     let target_dir = target.join(target_dir);
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("../tests/plugins/{krate}/Cargo.toml"));
+    let manifest =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../tests/plugins/{krate}/Cargo.toml"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = Command::new(cargo);
     command.args(["build", "--quiet", "--release", "--examples"]);

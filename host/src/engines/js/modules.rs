@@ -1,5 +1,5 @@
 //! The modules a plugin may load: its own files and the built-in modules of
-//! its [`Flavor`](super::Flavor), resolved and transpiled at load.
+//! its [`super::Flavor`], resolved and transpiled at load.
 //!
 //! The whole static import graph is walked before any code runs. A relative
 //! import must name a file inside the plugin's folder, with symlinks
@@ -9,7 +9,7 @@
 //! module, else a package in the plugin's `node_modules`
 //! ([`packages`](super::packages)), which must also lie inside the folder;
 //! anything else refuses the plugin with the import named. CommonJS and
-//! JSON files go through the interop wrapper ([`commonjs`](super::commonjs)).
+//! JSON files go through the interop wrapper ([`super::commonjs`]).
 //! At run time the engine's resolver serves only what was found here, so a
 //! dynamic `import()` of anything else fails too.
 
@@ -103,7 +103,9 @@ pub fn gather(
                 packages: &packages,
                 builtins,
             };
-            queue.extend(gather_commonjs(&found, &file, &name, &source, format, &mut set)?);
+            queue.extend(gather_commonjs(
+                &found, &file, &name, &source, format, &mut set,
+            )?);
             continue;
         }
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
@@ -231,34 +233,35 @@ fn gather_commonjs(
         let analysis = commonjs::analyze(file, source).map_err(GatherError::Invalid)?;
         let mut required = Vec::new();
         for specifier in &analysis.requires {
-            let target = if let Some(builtin) = found.builtins.iter().find(|b| b.specifier == specifier) {
-                set.sources
-                    .entry(builtin.specifier.to_string())
-                    .or_insert_with(|| builtin.source.to_string());
-                Required::Module(builtin.specifier.to_string())
-            } else {
-                match found.packages.resolve(file, specifier, Request::Require) {
-                    Ok(target) => {
-                        let module = module_name(found.base_dir, &target);
-                        let is_module =
-                            read_source(found.folder, found.base_dir, &target).is_ok_and(|text| {
-                                found.packages.format_of(&target, &text) == Format::Module
-                            });
-                        queue.push(target);
-                        if is_module {
-                            Required::Module(module)
-                        } else {
-                            Required::CommonJs(module)
+            let target =
+                if let Some(builtin) = found.builtins.iter().find(|b| b.specifier == specifier) {
+                    set.sources
+                        .entry(builtin.specifier.to_string())
+                        .or_insert_with(|| builtin.source.to_string());
+                    Required::Module(builtin.specifier.to_string())
+                } else {
+                    match found.packages.resolve(file, specifier, Request::Require) {
+                        Ok(target) => {
+                            let module = module_name(found.base_dir, &target);
+                            let is_module = read_source(found.folder, found.base_dir, &target)
+                                .is_ok_and(|text| {
+                                    found.packages.format_of(&target, &text) == Format::Module
+                                });
+                            queue.push(target);
+                            if is_module {
+                                Required::Module(module)
+                            } else {
+                                Required::CommonJs(module)
+                            }
+                        }
+                        Err(escape @ PackageError::Outside { .. }) => {
+                            return Err(refused_import(file, specifier, found.builtins, &escape))
+                        }
+                        Err(other) => {
+                            Required::Missing(format!("Cannot find module '{specifier}': {other}"))
                         }
                     }
-                    Err(escape @ PackageError::Outside { .. }) => {
-                        return Err(refused_import(file, specifier, found.builtins, &escape))
-                    }
-                    Err(other) => {
-                        Required::Missing(format!("Cannot find module '{specifier}': {other}"))
-                    }
-                }
-            };
+                };
             required.push((specifier.clone(), target));
         }
         let (definition, imports) = commonjs::definition(name, source, &required);

@@ -997,9 +997,9 @@ fn serve(
         let message = match (waiting, shared.next_wake()) {
             (Some(request), _) => Ok(Message::Call(request)),
             _ if shared.closed.get() => Ok(Message::Closed),
-            (None, None) => {
-                pace.recv(&inbox).ok_or(mpsc::RecvTimeoutError::Disconnected)
-            }
+            (None, None) => pace
+                .recv(&inbox)
+                .ok_or(mpsc::RecvTimeoutError::Disconnected),
             (None, Some(at)) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         match &engine {

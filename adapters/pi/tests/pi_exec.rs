@@ -9,6 +9,7 @@
 //! - a process started while the extension loads (`session_start`) is
 //!   awaited there.
 
+#[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
 use serde_json::json;
@@ -16,6 +17,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;
 use yohost::PluginHost;
+
+/// A host over `dir` with the pi adapter registered.
+fn open(dir: &Path) -> PluginHost {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .open()
+        .unwrap()
+}
 
 /// A pi extension with tools `run` (`pi.exec` of `command` with `args` and
 /// `timeout`, which may be the text "Infinity" or "NaN") and `ping`; it
@@ -80,7 +89,7 @@ async fn a_process_that_outlasts_its_call_is_killed_and_the_plugin_stays_free() 
     let dir = plugin_dir();
     install(dir.path(), 500);
     let pid_file = dir.path().join("pid");
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path());
     let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
     let (first, took_first) = results(
         &host,
@@ -120,7 +129,7 @@ async fn a_process_that_outlasts_its_call_is_killed_and_the_plugin_stays_free() 
 async fn odd_timeouts_never_take_the_host_down() {
     let dir = plugin_dir();
     install(dir.path(), 10_000);
-    let host = PluginHost::open(dir.path()).unwrap();
+    let host = open(dir.path());
     let run_with = |timeout: serde_json::Value| {
         (
             "run",

@@ -1,0 +1,86 @@
+//! The embedding example (`examples/embed.rs`) builds (`cargo test` builds
+//! the package's examples) and runs: it prints the plugin report through
+//! `PluginReport`'s `Display`, its run is judged by the plugins, and the
+//! plugins' log lines reach its tracing subscriber. Its Python is the
+//! interpreter it was built against (`PYO3_PYTHON`, else `python3`), through
+//! the rpath its build script adds.
+
+#[path = "../../host/tests/support/mod.rs"]
+mod support;
+
+use std::process::Command;
+use support::*;
+
+const GUARD: &str = r#"
+export default {
+  before_tool({ tool, args }, ctx) {
+    if (tool === "bash" && args.command.includes("rm -rf")) {
+      ctx.log.warn("judged a removal");
+      return { deny: "no removals" };
+    }
+    return null;
+  },
+};
+"#;
+
+const EARLY: &str = r#"
+import sys
+from yohost import Plugin, log
+
+plugin = Plugin("early")
+
+@plugin.before_tool
+def say_where(call):
+    log.info(f"python at {sys.base_prefix}")
+    return None
+"#;
+
+/// The `sys.base_prefix` of the interpreter the build used.
+fn build_python_prefix() -> String {
+    let python = std::env::var("PYO3_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(python)
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .expect("python runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn the_embedding_example_prints_the_report_and_the_plugins_judge_its_run() {
+    let plugins = plugin_dir();
+    write(plugins.path(), "guard.ts", GUARD);
+    write(plugins.path(), "broken.py", "this is not python");
+    write(plugins.path(), "early.py", EARLY);
+    let example = examples_dir().join(format!("embed{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        example.exists(),
+        "{} is not built (cargo test builds examples)",
+        example.display()
+    );
+    let out = Command::new(example)
+        .arg(plugins.path())
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the example runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("guard (js, yohost): loaded; hooks before_tool\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("broken (python, yohost): refused: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("bash: Tool call denied: no removals"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("would run"), "{stdout}");
+    assert!(stderr.contains("judged a removal"), "{stderr}");
+    let prefix = format!("python at {}", build_python_prefix());
+    assert!(stderr.contains(&prefix), "{prefix} in {stderr}");
+}

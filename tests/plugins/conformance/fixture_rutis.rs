@@ -1,0 +1,79 @@
+//! The conformance fixture as a rutis-agent hot-plug tool library, through
+//! the rutis-agent adapter. Such a library has tools only: one, `fx_echo`,
+//! whose `text` selects the protocol's hostile inputs (`hang`, `spin`,
+//! `shape`: bytes that are not UTF-8, and `oversize`); anything else is
+//! echoed as `{"text": ...}`. Native code cannot be interrupted: `spin`
+//! stops by itself after two seconds and `hang` sleeps for an hour (its
+//! thread is abandoned).
+
+use std::ffi::{c_char, CStr, CString};
+use std::time::{Duration, Instant};
+
+const SCHEMA: &str = r#"{"name":"fx_echo","description":"Echo the text","parameters":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
+
+/// A string the host frees with [`rutis_plugin_free`].
+fn give(text: String) -> *const c_char {
+    CString::new(text).map_or(std::ptr::null(), |s| s.into_raw().cast_const())
+}
+
+#[no_mangle]
+pub extern "C" fn rutis_plugin_name() -> *const c_char {
+    give("conformance-fixture".into())
+}
+
+#[no_mangle]
+pub extern "C" fn rutis_plugin_tool_count() -> u32 {
+    1
+}
+
+#[no_mangle]
+pub extern "C" fn rutis_plugin_tool_schema(_i: u32) -> *const c_char {
+    give(SCHEMA.into())
+}
+
+/// Run `fx_echo` with `args`.
+///
+/// # Safety
+/// `args` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn rutis_plugin_tool_invoke(_i: u32, args: *const c_char) -> *const c_char {
+    // SAFETY: the host passes a NUL-terminated JSON string.
+    let args = unsafe { CStr::from_ptr(args) }.to_string_lossy();
+    let args: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
+    let text = args["text"].as_str().unwrap_or_default();
+    match text {
+        "hang" => {
+            std::thread::sleep(Duration::from_secs(3600));
+            give(r#"{"ok":true}"#.into())
+        }
+        "spin" => {
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(2) {
+                std::hint::spin_loop();
+            }
+            give(r#"{"ok":true}"#.into())
+        }
+        // Any text is a reply (an error result, if it is not `{"ok": true}`);
+        // bytes that are not UTF-8 are not.
+        "shape" => {
+            CString::new(vec![0xff, 0xfe]).map_or(std::ptr::null(), |s| s.into_raw().cast_const())
+        }
+        "oversize" => give(format!(
+            r#"{{"ok":true,"text":"{}"}}"#,
+            "x".repeat(17 * 1024 * 1024)
+        )),
+        _ => give(serde_json::json!({"ok": true, "text": text}).to_string()),
+    }
+}
+
+/// Free a string this library returned.
+///
+/// # Safety
+/// `text` came from this library and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn rutis_plugin_free(text: *mut c_char) {
+    if !text.is_null() {
+        // SAFETY: made by `CString::into_raw` in `give`.
+        drop(unsafe { CString::from_raw(text) });
+    }
+}
