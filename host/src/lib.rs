@@ -1,8 +1,8 @@
 //! yohost: a plugin host for the [yoagent](https://crates.io/crates/yoagent)
 //! agent loop.
 //!
-//! Drop plugins into a directory (Rust dylibs, Wasm components, TypeScript,
-//! Python, or pi extensions) and [`PluginHost`] presents them to yoagent as
+//! Drop plugins into a directory (Rust dylibs, Wasm components, TypeScript
+//! or Python files) and [`PluginHost`] presents them to yoagent as
 //! [`Extension`](yoagent::Extension)s: tools, tool policy, output filters,
 //! notes before a model request, input checks, stop verifiers and event
 //! observers.
@@ -22,11 +22,22 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # The API
+//!
+//! - Embedding: [`PluginHost`] (open, watch, report, [`PluginHost::extension`]),
+//!   [`PluginHostBuilder`], [`PluginReport`], [`Refusal`], [`Manifest`], and
+//!   the errors [`HostError`], [`LoadError`], [`CallError`].
+//! - Plugins in Rust, in process: [`NativePlugin`], or [`Plugin`] directly.
+//! - Adapters for other ecosystems: [`Adapter`], [`Candidate`], [`Loaded`],
+//!   the file grants ([`grants`]), the engines' seams ([`engines`]: a JS
+//!   [`Flavor`](engines::js::Flavor) for JS plugin APIs), [`limits`] and
+//!   [`logging`]. The hook contract is [`contract`].
+//!
 //! # Fail closed
 //!
 //! A plugin that throws, panics, times out, runs out of memory or returns a
 //! reply the host cannot use has failed, and the failure goes in the safe
-//! direction. [`session`] enforces this table, in one place:
+//! direction. One module (`session.rs`) enforces this table:
 //!
 //! | Hook that failed | Result |
 //! | --- | --- |
@@ -49,7 +60,7 @@
 //!   ([`CallError::discards_instance`]) unloads the plugin for the rest of
 //!   the run: every later call fails closed without reaching it. The next
 //!   run starts clean.
-//! - The deadline of every call is enforced once, in [`invoke`]; engines
+//! - The deadline of every call is enforced once (`invoke.rs`); engines
 //!   only use it to interrupt code.
 //!
 //! # How several plugins combine
@@ -83,25 +94,26 @@
 pub mod adapter;
 pub(crate) mod arguments;
 pub mod codec;
-pub mod convert;
+mod convert;
 pub mod discovery;
 pub mod engines;
-pub mod error;
-pub mod extension;
+mod error;
+mod extension;
 pub mod grants;
-pub mod host;
-pub mod invoke;
+mod host;
+mod invoke;
 pub mod limits;
 pub mod logging;
 pub mod manifest;
-pub mod native;
+mod native;
 pub mod plugin;
 pub mod private_dir;
-pub mod registry;
-pub mod report;
+mod registry;
+mod report;
 pub(crate) mod runset;
-pub mod session;
+mod session;
 pub mod source;
+pub mod stats;
 pub(crate) mod tool;
 pub mod worker;
 
@@ -110,8 +122,11 @@ pub use discovery::Candidate;
 pub use error::{CallError, HookError, HostError, LoadError};
 pub use extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};
 pub use host::{PluginHost, PluginHostBuilder};
+pub use invoke::call_hook;
 pub use manifest::{Ecosystem, Manifest, Mode};
 pub use native::NativePlugin;
 pub use plugin::{CallLimits, EngineKind, Loaded, LoadedPlugin, Plugin, PluginRun};
-pub use report::{PluginReport, Status};
+pub use registry::{Refusal, Snapshot};
+pub use report::{PluginReport, Status, CHECK_RUN_ID};
+pub use stats::{HookFigures, PluginFigures, PluginStats};
 pub use yohost_contract as contract;

@@ -250,7 +250,7 @@ pub struct Manifest {
 
 impl Manifest {
     /// Read `path` (a regular file of at most
-    /// [`MAX_SOURCE_BYTES`](crate::limits::MAX_SOURCE_BYTES)). A missing
+    /// [`crate::limits::MAX_SOURCE_BYTES`]). A missing
     /// file is the default manifest.
     pub fn read(path: &Path) -> Result<Manifest, LoadError> {
         let refused = |problem| LoadError::Manifest {

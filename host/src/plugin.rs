@@ -3,7 +3,7 @@
 //! Every engine (dylib, Wasm, JS, Python) and every adapter turns a file into
 //! a [`Plugin`]. The host never looks inside: it opens a [`PluginRun`] per
 //! agent run and sends it [`HookCall`]s. Deadlines, reply checks and spans
-//! ([`crate::invoke`]) and the fail-closed rules ([`crate::session`]) live in
+//! (`invoke.rs`) and the fail-closed rules (`session.rs`) live in
 //! the host, once, for all engines. An engine maps its failures to
 //! [`CallError`] the same way as every other: the plugin's own error (a JS
 //! throw, a Python exception, an error a dylib or Wasm plugin returns) is
@@ -11,6 +11,7 @@
 
 use crate::error::CallError;
 use crate::manifest::{Ecosystem, Manifest, Mode};
+use crate::stats::PluginStats;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -52,7 +53,7 @@ impl EngineKind {
 #[derive(Debug, Clone)]
 pub struct CallLimits {
     /// When the host stops waiting and reports a timeout
-    /// ([`call_hook`](crate::invoke::call_hook) enforces it, once). An
+    /// (the host enforces it, once). An
     /// engine that can interrupt running code (epochs, interrupt handlers,
     /// async exceptions) stops it here; none times the call itself.
     pub deadline: Instant,
@@ -111,6 +112,9 @@ pub struct LoadedPlugin {
     pub warnings: Vec<String>,
     /// The plugin itself.
     pub plugin: Arc<dyn Plugin>,
+    /// What the host measured of its calls since it was loaded
+    /// ([`PluginStats::default()`] for a new plugin).
+    pub stats: PluginStats,
 }
 
 impl LoadedPlugin {

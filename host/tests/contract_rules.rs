@@ -681,9 +681,10 @@ async fn a_plugins_own_error_keeps_it_serving_and_a_crash_timeout_or_oom_unloads
         let mut agent = agent.with_extension(host.extension());
         let results = tool_results(&run(&mut agent, "go").await);
         assert!(results[0].2, "{kind}: {results:?}");
+        // The failure lines (the deny each failure makes is logged too).
         let kinds: Vec<serde_json::Value> = lines_with(&logs, "plugin", "flaky")
             .iter()
-            .map(|l| l["fields"]["error_kind"].clone())
+            .filter_map(|l| l["fields"].get("error_kind").cloned())
             .collect();
         if unloads {
             assert_eq!(*calls.lock().unwrap(), 1, "{kind}: never reached again");

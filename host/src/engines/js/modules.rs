@@ -1,5 +1,5 @@
 //! The modules a plugin may load: its own files and the built-in modules of
-//! its [`Flavor`](super::Flavor), resolved and transpiled at load.
+//! its [`super::Flavor`], resolved and transpiled at load.
 //!
 //! The whole static import graph is walked before any code runs. A relative
 //! import must name a file inside the plugin's folder, with symlinks
@@ -9,7 +9,7 @@
 //! module, else a package in the plugin's `node_modules`
 //! ([`packages`](super::packages)), which must also lie inside the folder;
 //! anything else refuses the plugin with the import named. CommonJS and
-//! JSON files go through the interop wrapper ([`commonjs`](super::commonjs)).
+//! JSON files go through the interop wrapper ([`super::commonjs`]).
 //! At run time the engine's resolver serves only what was found here, so a
 //! dynamic `import()` of anything else fails too.
 

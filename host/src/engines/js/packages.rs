@@ -2,7 +2,7 @@
 //! with Node's algorithm (`exports`, `main`, conditions, `index` files), by
 //! [`oxc_resolver`].
 //!
-//! What a package file is follows Node too ([`format_of`]): `.mjs` is an ES
+//! What a package file is follows Node too ([`Packages::format_of`]): `.mjs` is an ES
 //! module, `.cjs` CommonJS, `.json` JSON, and a `.js` file takes the `type`
 //! of its nearest `package.json` (without one, ES module syntax makes it an
 //! ES module). A plugin's own files (outside `node_modules`) stay ES modules

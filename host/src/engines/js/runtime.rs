@@ -1032,14 +1032,15 @@ fn serve(
         }
     };
     let mut next_id: u64 = 0;
+    let mut pace = crate::worker::Pace::default();
     loop {
         let waiting = shared.backlog.borrow_mut().pop_front();
         let message = match (waiting, shared.next_wake()) {
             (Some(request), _) => Ok(Message::Call(request)),
             _ if shared.closed.get() => Ok(Message::Closed),
-            (None, None) => {
-                crate::worker::recv_spinning(&inbox).ok_or(mpsc::RecvTimeoutError::Disconnected)
-            }
+            (None, None) => pace
+                .recv(&inbox)
+                .ok_or(mpsc::RecvTimeoutError::Disconnected),
             (None, Some(at)) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         match &engine {

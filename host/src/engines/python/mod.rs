@@ -37,14 +37,14 @@
 //!
 //! # Calls, failures and deadlines
 //!
-//! Calls and imports run on worker threads ([`workers`]), never on the
+//! Calls and imports run on worker threads (`workers.rs`), never on the
 //! caller's: no thread of the host outside the engine ever waits for the
 //! GIL. An exception and `raise yohost.HookError(...)` are the plugin's own
 //! error (`CallError::Guest`: an exception's traceback is logged with the
 //! plugin's name and the `run_id`, and the plugin keeps serving the run);
 //! `sys.exit()` is a crash, not an exit; a reply that is not JSON
 //! or not the hook's shape is a bad reply. Each fails closed. A hook past
-//! its deadline (which the host enforces) is interrupted (see [`workers`] for what cannot be).
+//! its deadline (which the host enforces) is interrupted (see `workers.rs` for what cannot be).
 //! Importing a plugin is bounded too: an import still running after its
 //! load timeout (`[timeouts] load`, default 10 s) is interrupted and the
 //! plugin refused.
@@ -53,7 +53,7 @@
 //!
 //! Code that holds the GIL and never returns to the interpreter (one long C
 //! call such as `sum(range(10**18))`) cannot be interrupted, and blocks
-//! every Python plugin. The engine notices ([`wedge`]): once some thread has
+//! every Python plugin. The engine notices (`wedge.rs`): once some thread has
 //! waited for the GIL for a second, Python imports are refused at once and
 //! Python hook calls fail closed (`CallError::Unloaded`) without queueing,
 //! each naming the plugin that holds the interpreter (the one whose import
