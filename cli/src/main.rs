@@ -1,11 +1,13 @@
 //! The `yohost` command: check a plugin directory, or run an agent with it.
 
+mod bench;
 mod check;
 mod demo;
 mod new;
 mod output;
 mod run;
 mod script;
+mod stats;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -47,6 +49,9 @@ enum Command {
     /// Run an agent with the plugins of a directory and print the run as it
     /// happens.
     Run(run::RunArgs),
+    /// Time each plugin's hooks on synthetic calls and print what each
+    /// plugin adds over the host's own path.
+    Bench(bench::BenchArgs),
     /// Make a plugin to start from: a `before_tool` policy in a folder of
     /// its own, with a plugin.toml naming its grants.
     New(new::NewArgs),
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Check { dir, json } => check::check(&dir, json).await,
             Command::Run(args) => run::run(args).await,
+            Command::Bench(args) => bench::bench(args).await,
             Command::New(args) => new::new(args),
         }
     });

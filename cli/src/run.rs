@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Print one JSON object per line.
     #[arg(long)]
     json: bool,
+    /// After the run, print each plugin's figures: calls, failures,
+    /// timeouts and latency per hook.
+    #[arg(long)]
+    stats: bool,
 }
 
 /// Run the agent once and print the run. Exits non-zero when the run failed
@@ -83,6 +87,9 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let _ = drain.await;
     // Lines of calls abandoned at their deadline may come after the run.
     held.flush();
+    if args.stats {
+        crate::stats::print(&host.stats(), args.json);
+    }
     let failed = last_error
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -24,7 +24,9 @@ fn redact(text: &str) -> (String, usize) {
         let token = word.trim_end_matches(['.', ',', ';', ')', '"', '\'']);
         let tail = &word[token.len()..];
         if let Some((key, _)) = token.split_once('=').filter(|(k, v)| {
-            !v.is_empty() && ["password", "token"].contains(&k.to_ascii_lowercase().as_str())
+            !v.is_empty()
+                && *v != REDACTED
+                && ["password", "token"].contains(&k.to_ascii_lowercase().as_str())
         }) {
             out.push_str(&format!("{key}={REDACTED}{tail}{space}"));
             count += 1;

@@ -1,5 +1,10 @@
 //! One `before_tool` through the host: the native in-process baseline
 //! beside the example dylib policy, with 0 and 1000 messages of history.
+//! The policy is built for the bench (`tests/plugins/native`), so nothing
+//! needs building first.
+
+#[path = "../tests/support/wasm_guests.rs"]
+mod wasm_guests;
 
 mod common;
 
@@ -7,18 +12,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 
 fn dylib_before_tool(c: &mut Criterion) {
     let rt = common::runtime();
-    let examples = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples");
-    let lib = examples.join(format!(
-        "{}example_policy{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ));
+    let lib = wasm_guests::native_guest("example_policy");
     let (_dir, dylib) = common::host_with_file(
         "policy/plugin.toml",
         &format!("entry = {:?}", lib.display().to_string()),

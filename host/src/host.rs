@@ -7,6 +7,7 @@ use crate::extension::{HostExtension, PluginExtension};
 use crate::plugin::LoadedPlugin;
 use crate::registry::{Refusal, Registry, Snapshot};
 use crate::report::PluginReport;
+use crate::stats::PluginFigures;
 use notify::{RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -150,6 +151,21 @@ impl PluginHost {
     /// The directory this host watches, if any.
     pub fn dir(&self) -> Option<&Path> {
         self.registry.dir()
+    }
+
+    /// What the host measured of each loaded plugin's calls since it was
+    /// loaded (calls, failures, timeouts, latency quantiles, per hook), in
+    /// running order. A plugin whose file changed is loaded again and starts
+    /// with fresh figures.
+    pub fn stats(&self) -> Vec<PluginFigures> {
+        self.plugins()
+            .iter()
+            .map(|p| PluginFigures {
+                plugin: p.name.clone(),
+                engine: p.engine,
+                hooks: p.stats.figures(),
+            })
+            .collect()
     }
 
     /// A report of every plugin, loaded or refused, for `yohost check`.

@@ -92,6 +92,7 @@
 //! are trusted code, not sandboxed: they run with the host's rights.
 
 pub mod adapter;
+pub(crate) mod arguments;
 pub mod codec;
 mod convert;
 pub mod discovery;
@@ -112,6 +113,7 @@ mod report;
 pub(crate) mod runset;
 mod session;
 pub mod source;
+pub mod stats;
 pub(crate) mod tool;
 pub mod worker;
 
@@ -120,9 +122,11 @@ pub use discovery::Candidate;
 pub use error::{CallError, HookError, HostError, LoadError};
 pub use extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};
 pub use host::{PluginHost, PluginHostBuilder};
+pub use invoke::call_hook;
 pub use manifest::{Ecosystem, Manifest, Mode};
 pub use native::NativePlugin;
 pub use plugin::{CallLimits, EngineKind, Loaded, LoadedPlugin, Plugin, PluginRun};
 pub use registry::{Refusal, Snapshot};
 pub use report::{PluginReport, Status, CHECK_RUN_ID};
+pub use stats::{HookFigures, PluginFigures, PluginStats};
 pub use yohost_contract as contract;

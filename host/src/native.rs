@@ -4,6 +4,7 @@
 use crate::error::CallError;
 use crate::manifest::Manifest;
 use crate::plugin::{CallLimits, EngineKind, LoadedPlugin, Plugin, PluginRun};
+use crate::stats::PluginStats;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,6 +38,7 @@ impl NativePlugin {
             plugin: Arc::new(NativePlugin {
                 handler: Arc::new(handler),
             }),
+            stats: PluginStats::default(),
         }
     }
 }

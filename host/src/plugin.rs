@@ -11,6 +11,7 @@
 
 use crate::error::CallError;
 use crate::manifest::{Ecosystem, Manifest, Mode};
+use crate::stats::PluginStats;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -114,6 +115,9 @@ pub struct LoadedPlugin {
     pub warnings: Vec<String>,
     /// The plugin itself.
     pub plugin: Arc<dyn Plugin>,
+    /// What the host measured of its calls since it was loaded
+    /// ([`PluginStats::default()`] for a new plugin).
+    pub stats: PluginStats,
 }
 
 impl LoadedPlugin {

@@ -17,6 +17,7 @@ use crate::error::{HostError, LoadError};
 use crate::logging::LOAD_LOG_TARGET;
 use crate::manifest::{check_name, Ecosystem, Manifest, Mode, MANIFEST_FILE};
 use crate::plugin::{EngineKind, LoadedPlugin};
+use crate::stats::PluginStats;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -273,6 +274,7 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
         hooks: loaded.hooks,
         warnings,
         plugin: loaded.plugin,
+        stats: PluginStats::default(),
     })
 }
 

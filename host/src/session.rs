@@ -17,6 +17,7 @@ use crate::invoke::call_hook;
 use crate::manifest::Mode;
 use crate::plugin::{LoadedPlugin, PluginRun};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use yoagent::extension::{InputDecision, StopDecision, TurnDecision};
@@ -155,20 +156,30 @@ impl PluginSession {
     }
 
     /// Call hook `K`, or fail closed without reaching the plugin if it is
-    /// unloaded for the rest of the run. A failure is handled here, once
+    /// unloaded for the rest of the run. Every call is counted in the
+    /// plugin's [figures](crate::stats). A failure is handled here, once
     /// (see the module docs), and returned for the hook's own answer.
     pub(crate) async fn call<K: HookKind>(&self, args: K::Args) -> Result<K::Reply, HookError> {
         let unloaded = lock(&self.unloaded).clone();
-        let result = match (&self.run_handle, unloaded) {
+        let (result, latency) = match (&self.run_handle, unloaded) {
             (Some(handle), None) => {
-                call_hook::<K>(&self.plugin, handle.as_ref(), args, &self.cancel).await
+                let started = Instant::now();
+                let result =
+                    call_hook::<K>(&self.plugin, handle.as_ref(), args, &self.cancel).await;
+                (result, Some(started.elapsed()))
             }
-            (_, why) => Err(HookError {
-                plugin: self.plugin.name.clone(),
-                hook: K::HOOK,
-                error: CallError::Unloaded(why.unwrap_or_else(|| "it never opened".into())),
-            }),
+            (_, why) => (
+                Err(HookError {
+                    plugin: self.plugin.name.clone(),
+                    hook: K::HOOK,
+                    error: CallError::Unloaded(why.unwrap_or_else(|| "it never opened".into())),
+                }),
+                None,
+            ),
         };
+        let error = result.as_ref().err().map(|e| &e.error);
+        let latency = latency.filter(|_| !matches!(error, Some(CallError::Cancelled)));
+        self.plugin.stats.record(K::HOOK, latency, error);
         if let Err(error) = &result {
             self.failed(error);
         }

@@ -1,5 +1,6 @@
 //! A plugin's tool as a yoagent `AgentTool`.
 
+use crate::arguments::ArgumentCheck;
 use crate::convert::content_from_blocks;
 use crate::session::PluginSession;
 use std::sync::Arc;
@@ -8,15 +9,22 @@ use yohost_contract::kind;
 use yohost_contract::{CallToolArgs, ToolSpec};
 
 /// A tool offered by a plugin for one run. Calls go to that run's instance,
-/// within the plugin's `call_tool` timeout and the run's cancel.
+/// within the plugin's `call_tool` timeout and the run's cancel, once their
+/// arguments match the tool's parameters schema.
 pub(crate) struct PluginTool {
     session: Arc<PluginSession>,
     spec: ToolSpec,
+    arguments: ArgumentCheck,
 }
 
 impl PluginTool {
     pub(crate) fn new(session: Arc<PluginSession>, spec: ToolSpec) -> Self {
-        Self { session, spec }
+        let arguments = ArgumentCheck::new(&spec.name, &spec.parameters);
+        Self {
+            session,
+            spec,
+            arguments,
+        }
     }
 }
 
@@ -43,6 +51,8 @@ impl AgentTool for PluginTool {
         params: serde_json::Value,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolError> {
+        // Arguments that do not match the schema never reach the plugin.
+        self.arguments.check(&params).map_err(ToolError::Failed)?;
         let args = CallToolArgs {
             run: self.session.run.clone(),
             tool: self.spec.name.clone(),

@@ -2,10 +2,12 @@
 //! synchronous Wasm calls.
 //!
 //! A call's closure runs on the worker with the caller's tracing subscriber
-//! and span, so its log lines land where the caller's would. The worker and
-//! the caller each spin for up to [`SPIN`] before sleeping, so back-to-back
-//! calls cross threads without waking a sleeping thread (which costs
-//! microseconds); an idle worker sleeps and costs nothing.
+//! and span, so its log lines land where the caller's would. The caller
+//! spins for up to [`SPIN`] for the reply, and the worker for its next job
+//! for as long as [`Pace`] learnt from the last wait (up to [`MAX_SPIN`]),
+//! before sleeping, so calls in quick succession cross threads without
+//! waking a sleeping thread (which costs microseconds); an idle worker
+//! sleeps and costs nothing.
 //!
 //! A call that is abandoned (its deadline passed, its run was cancelled)
 //! retires its worker: code that cannot be interrupted may keep that thread
@@ -115,7 +117,9 @@ fn start(name: &str) -> Result<Sender<Job>, WorkerError> {
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
-            while let Some(job) = next_job(&queue) {
+            // `None` once the worker is retired (its sender dropped).
+            let mut pace = Pace::default();
+            while let Some(job) = pace.recv(&queue) {
                 job();
             }
         })
@@ -123,17 +127,53 @@ fn start(name: &str) -> Result<Sender<Job>, WorkerError> {
     Ok(jobs)
 }
 
-/// The next job, spinning briefly before blocking; `None` once the worker
-/// is retired (its sender dropped).
-fn next_job(queue: &Receiver<Job>) -> Option<Job> {
-    recv_spinning(queue)
+/// The longest a thread spins for its next call, when calls have been
+/// coming that fast.
+pub const MAX_SPIN: Duration = Duration::from_micros(250);
+
+/// How long a thread that serves calls spins for the next one before it
+/// sleeps, learnt from the last wait: one and a half times as long as the
+/// last call took to come, between [`SPIN`] and [`MAX_SPIN`]; [`SPIN`]
+/// after a wait longer than [`MAX_SPIN`]. An agent loop that calls a
+/// plugin every few tens of microseconds (its own work between tool calls)
+/// then finds the thread awake, instead of paying a wake-up per call; a
+/// plugin called at a model's pace (milliseconds or more) costs the short
+/// spin per call, as before.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    window: Duration,
 }
 
-/// Receive from a thread's queue, spinning for up to [`SPIN`] before
-/// blocking; `None` when every sender is gone. Engine threads wait for
-/// their next call this way.
-pub fn recv_spinning<T>(queue: &Receiver<T>) -> Option<T> {
-    let spin_until = Instant::now() + SPIN;
+impl Default for Pace {
+    fn default() -> Self {
+        Self { window: SPIN }
+    }
+}
+
+impl Pace {
+    /// The next item of `queue`, spinning for the learnt window before
+    /// blocking; `None` when every sender is gone. Engine threads (a
+    /// dylib's worker, the JS engine's thread, Python's workers) wait for
+    /// their next call this way.
+    pub fn recv<T>(&mut self, queue: &Receiver<T>) -> Option<T> {
+        let waiting = Instant::now();
+        let item = recv_spinning_for(queue, self.window);
+        self.learn(waiting.elapsed());
+        item
+    }
+
+    /// The spin window after a wait of `waited`.
+    fn learn(&mut self, waited: Duration) {
+        self.window = if waited <= MAX_SPIN {
+            (waited * 3 / 2).clamp(SPIN, MAX_SPIN)
+        } else {
+            SPIN
+        };
+    }
+}
+
+fn recv_spinning_for<T>(queue: &Receiver<T>, spin: Duration) -> Option<T> {
+    let spin_until = Instant::now() + spin;
     while Instant::now() < spin_until {
         match queue.try_recv() {
             Ok(item) => return Some(item),
@@ -183,6 +223,19 @@ mod tests {
         assert!(stuck.is_err(), "the caller stops waiting");
         // A new worker serves the next call, though the old one is stuck.
         assert_eq!(slot.run(|| 7).await.unwrap(), 7);
+    }
+
+    #[test]
+    fn the_spin_window_follows_fast_callers_and_falls_back_for_slow_ones() {
+        let mut pace = Pace::default();
+        pace.learn(Duration::from_micros(80));
+        assert_eq!(pace.window, Duration::from_micros(120));
+        pace.learn(Duration::from_micros(10));
+        assert_eq!(pace.window, SPIN, "never below the short spin");
+        pace.learn(Duration::from_micros(200));
+        assert_eq!(pace.window, MAX_SPIN, "never above the cap");
+        pace.learn(Duration::from_millis(5));
+        assert_eq!(pace.window, SPIN, "a slow caller gets the short spin");
     }
 
     #[tokio::test]

@@ -52,6 +52,7 @@ pub const FLAVOR: Flavor = Flavor {
         module!("dsh:shape/tools", "shape/tools.js"),
     ],
     shape: "dsh:shape",
+    prelude: None,
     services: None,
 };
 

@@ -1,9 +1,10 @@
 //! DSH tool plugins through a real `yoagent::Agent`:
 //! - a DSH tool called by the model returns its rendered content, with
 //!   `Config` defaults overridden by plugin.toml's `[config]` and the run as
-//!   `exec.agent`; arguments that do not fit the schema, a throwing
-//!   `execute` and a value that does not fit `output.schema` are error
-//!   results (`Error: ...`);
+//!   `exec.agent`; arguments that do not fit the schema are error results
+//!   from the host's check (`Validation failed for tool ...`), and a
+//!   throwing `execute` and a value that does not fit `output.schema` are
+//!   error results (`Error: ...`);
 //! - a `tools/pre-execute` deny denies a call, an `ask` denies it (no one to
 //!   ask), a guard denies it, and `tools/post-execute` edits a result;
 //! - prompt sections reach the model as one note, in `order`;
@@ -74,13 +75,14 @@ async fn a_dsh_tool_called_by_the_model_returns_its_rendered_content() {
         rendered.starts_with("hi, Ada! run ") && rendered.ends_with(" (x2)"),
         "the rendered value, with the [config] greeting and the run as exec.agent: {rendered}"
     );
-    assert_eq!(
-        results[1],
-        (
-            "greet".to_string(),
-            "Error: invalid arguments: times must be integer, got string".to_string(),
-            true
-        )
+    // The host checks the arguments against the tool's schema before the
+    // tool runs, for every engine.
+    assert!(
+        results[1].2
+            && results[1]
+                .1
+                .starts_with("Validation failed for tool \"greet\":\n  - times: "),
+        "{results:?}"
     );
     assert_eq!(
         results[2],
@@ -360,7 +362,7 @@ async fn the_published_todo_tool_works() {
         results[2].2
             && results[2]
                 .1
-                .starts_with("Error: invalid arguments: todos[0].status must be one of"),
+                .starts_with("Validation failed for tool \"todo_write\":\n  - todos.0.status: "),
         "{results:?}"
     );
 }

@@ -1,8 +1,30 @@
 // `@earendil-works/pi-coding-agent` (and `@mariozechner/pi-coding-agent`):
-// the runtime helpers pi extensions import that the host can honour. Its
+// the runtime helpers pi extensions import that the host can honour, pi's
+// constants, and its UI helpers as components that render nothing. Its
 // types (`ExtensionAPI`, ...) vanish when types are stripped. Anything else
-// imported from it at run time (TUI components, tool factories, session
-// helpers) is not here, and the plugin is refused naming it.
+// imported from it at run time (session helpers) is not here, and the
+// plugin is refused naming it. The tool factories (`createBashTool`, ...)
+// are in `pi:tools`.
+
+import { Component, Editor } from "@earendil-works/pi-tui";
+import { settings } from "pi:settings";
+
+export {
+  createBashToolDefinition,
+  createReadToolDefinition,
+  createWriteToolDefinition,
+  createEditToolDefinition,
+  createLsToolDefinition,
+  createFindToolDefinition,
+  createGrepToolDefinition,
+  createBashTool,
+  createReadTool,
+  createWriteTool,
+  createEditTool,
+  createLsTool,
+  createFindTool,
+  createGrepTool,
+} from "pi:tools";
 
 /** A tool definition, unchanged (a typed identity helper in pi). */
 export function defineTool(tool) {
@@ -113,3 +135,116 @@ export function withFileMutationQueue(path, work) {
   });
   return next;
 }
+
+// --- pi's constants and runtime helpers ------------------------------------
+
+/** The pi version whose extension API the adapter follows. */
+export const VERSION = settings.piVersion;
+/** The name of pi's per-project folder (`.pi`). */
+export const CONFIG_DIR_NAME = ".pi";
+
+/** The extension's per-user folder: a yohost one, not pi's (`~/.pi/agent`). */
+export function getAgentDir() {
+  return settings.agentDir;
+}
+
+/** `":start-end"` for a read of `limit` lines from line `offset`, as pi shows it. */
+export function formatReadLineRange(offset, limit) {
+  const number = (value) => {
+    if (typeof value === "string" && value.trim() !== "") value = Number(value);
+    return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+  };
+  if (offset == null && limit == null) return "";
+  const start = offset == null ? 1 : number(offset);
+  if (start === undefined) return "";
+  if (limit == null) return `:${start}`;
+  const count = number(limit);
+  if (count === undefined) return "";
+  const end = start + count - 1;
+  return `:${start}${end ? `-${end}` : ""}`;
+}
+
+// A YAML scalar: quoted strings, numbers, booleans, null, inline lists.
+function scalar(text) {
+  const value = text.trim();
+  if (value === "" || value === "~" || value === "null") return null;
+  if (value === "true") return true;
+  if (value === "false") return false;
+  if (/^-?\d+(\.\d+)?$/.test(value)) return Number(value);
+  if (/^(["']).*\1$/.test(value)) return value.slice(1, -1);
+  if (value.startsWith("[") && value.endsWith("]")) {
+    const inner = value.slice(1, -1).trim();
+    return inner === "" ? [] : inner.split(",").map(scalar);
+  }
+  return value;
+}
+
+/**
+ * A Markdown file's front matter and body, as pi's helper splits them. The
+ * front matter is the simple YAML pi's own files use: `key: value` lines,
+ * and lists of `- item` lines under a key.
+ */
+export function parseFrontmatter(content) {
+  const text = String(content).replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
+  const end = text.startsWith("---") ? text.indexOf("\n---", 3) : -1;
+  if (end === -1) return { frontmatter: {}, body: text };
+  const frontmatter = {};
+  let list = null;
+  for (const line of text.slice(4, end).split("\n")) {
+    const item = /^\s+-\s*(.*)$/.exec(line) ?? (list && /^-\s*(.*)$/.exec(line));
+    if (item && list) {
+      list.push(scalar(item[1]));
+      continue;
+    }
+    const pair = /^([^:#\s][^:]*):\s*(.*)$/.exec(line);
+    if (!pair) continue;
+    const key = pair[1].trim();
+    if (pair[2].trim() === "") {
+      list = frontmatter[key] = [];
+    } else {
+      list = null;
+      frontmatter[key] = scalar(pair[2]);
+    }
+  }
+  for (const [key, value] of Object.entries(frontmatter)) {
+    if (Array.isArray(value) && value.length === 0) frontmatter[key] = null;
+  }
+  return { frontmatter, body: text.slice(end + 4).trim() };
+}
+
+/** A Markdown file's body, without its front matter. */
+export const stripFrontmatter = (content) => parseFrontmatter(content).body;
+
+// --- pi's UI helpers: components that render nothing -------------------------
+
+export class CustomEditor extends Editor {}
+export class BorderedLoader extends Component {
+  constructor(...args) {
+    super(...args);
+    this.signal = new AbortController().signal;
+    this.onAbort = undefined;
+  }
+}
+export class DynamicBorder extends Component {}
+
+const plainTheme = () =>
+  new Proxy(Object.create(null), {
+    get: (_t, name) => (name === Symbol.toPrimitive ? undefined : (text) => (typeof text === "string" ? text : "")),
+  });
+/** A theme whose every style leaves text as it is. */
+export const getMarkdownTheme = plainTheme;
+export const getSelectListTheme = plainTheme;
+export const getSettingsListTheme = plainTheme;
+
+/** A key hint as pi shows it, as plain text. */
+export const keyHint = (key, description) => (description ? `${key} ${description}` : String(key));
+export const rawKeyHint = keyHint;
+export const keyText = (key) => String(key);
+
+// --- history helpers a plugin cannot use here --------------------------------
+
+const noHistory = (name) => () => {
+  throw new Error(`${name} is not available in yohost: the host never shows or rewrites a run's history`);
+};
+export const convertToLlm = noHistory("convertToLlm");
+export const serializeConversation = noHistory("serializeConversation");

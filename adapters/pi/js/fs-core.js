@@ -5,6 +5,8 @@
 // "EACCES". Contents are UTF-8 strings: there are no Buffers. fs.js and
 // fs-promises.js export from this module.
 
+import { randomBytes } from "node:crypto";
+
 function call(op, path, data) {
   const fs = globalThis[Symbol.for("yohost.host")]?.fs;
   if (typeof fs !== "function") throw new Error("node:fs is not available: the host gave this plugin no file access");
@@ -38,6 +40,20 @@ export const readdirSync = (path) => call("readdir", path);
 export const statSync = (path) => stats(call("stat", path));
 export const accessSync = (path, mode = constants.F_OK) => void call("access", path, mode);
 
+const NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A new folder named `prefix` plus six random characters, within the grants. */
+export function mkdtempSync(prefix) {
+  for (let attempt = 0; attempt < 16; attempt++) {
+    const suffix = [...randomBytes(6)].map((b) => NAME_CHARS[b % NAME_CHARS.length]).join("");
+    const path = `${prefix}${suffix}`;
+    if (call("exists", path)) continue;
+    call("mkdir", path);
+    return path;
+  }
+  throw Object.assign(new Error(`node:fs: could not create a unique folder for ${prefix}`), { code: "EEXIST" });
+}
+
 export const watch = () => {
   throw new Error("node:fs.watch is not available: the host does not watch files for plugins");
 };
@@ -51,4 +67,5 @@ export const promises = Object.freeze({
   readdir: later(readdirSync),
   stat: later(statSync),
   access: later(accessSync),
+  mkdtemp: later(mkdtempSync),
 });

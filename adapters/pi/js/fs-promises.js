@@ -2,6 +2,6 @@
 
 import { constants, promises } from "pi:fs-core";
 
-export const { readFile, writeFile, appendFile, mkdir, readdir, stat, access } = promises;
+export const { readFile, writeFile, appendFile, mkdir, mkdtemp, readdir, stat, access } = promises;
 export { constants };
 export default promises;

@@ -17,6 +17,9 @@
 //! # Ok(()) }
 //! ```
 
+mod by_design;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 use yohost::adapter::Adapter;
 use yohost::discovery::Candidate;
@@ -35,16 +38,22 @@ macro_rules! module {
     };
 }
 
+/// The version of pi whose extension API the adapter follows (pi's
+/// `VERSION`).
+pub const PI_VERSION: &str = "1.6.0";
+
 /// The modules a pi extension may import at run time, under pi's current
-/// (`@earendil-works/*`) and former (`@mariozechner/*`) names. Anything
-/// else (`@earendil-works/pi-tui`, `node:child_process`, packages that are
-/// not installed in the extension's folder) refuses the extension, naming
-/// the import.
+/// (`@earendil-works/*`) and former (`@mariozechner/*`) names, and Node's
+/// modules as far as a plugin host goes. Anything else (`node:zlib`,
+/// packages that are not installed in the extension's folder) refuses the
+/// extension, naming the import.
 pub const BUILTINS: &[Builtin] = &[
     module!("@earendil-works/pi-coding-agent", "coding-agent.js"),
     module!("@mariozechner/pi-coding-agent", "coding-agent.js"),
     module!("@earendil-works/pi-ai", "pi-ai.js"),
     module!("@mariozechner/pi-ai", "pi-ai.js"),
+    module!("@earendil-works/pi-tui", "pi-tui.js"),
+    module!("@mariozechner/pi-tui", "pi-tui.js"),
     module!("typebox", "typebox.js"),
     module!("@sinclair/typebox", "typebox.js"),
     module!("node:path", "path.js"),
@@ -55,6 +64,14 @@ pub const BUILTINS: &[Builtin] = &[
     module!("fs", "fs.js"),
     module!("node:fs/promises", "fs-promises.js"),
     module!("fs/promises", "fs-promises.js"),
+    module!("node:os", "os.js"),
+    module!("os", "os.js"),
+    module!("node:crypto", "crypto.js"),
+    module!("crypto", "crypto.js"),
+    module!("node:child_process", "child-process.js"),
+    module!("child_process", "child-process.js"),
+    module!("node:util", "util.js"),
+    module!("util", "util.js"),
 ];
 
 /// The adapter's own modules: the shape, by concern, and the file
@@ -67,7 +84,19 @@ const INTERNALS: &[Builtin] = &[
     module!("pi:shape/hooks", "shape/hooks.js"),
     module!("pi:shape/refusals", "shape/refusals.js"),
     module!("pi:shape/tools", "shape/tools.js"),
+    // The table of refusals by design, which the Rust side searches too.
+    Builtin {
+        specifier: "pi:shape/refused",
+        source: concat!(
+            "export default ",
+            include_str!("../js/shape/refused.json"),
+            ";"
+        ),
+    },
     module!("pi:fs-core", "fs-core.js"),
+    module!("pi:tools", "tools.js"),
+    module!("pi:globals", "globals.js"),
+    module!("pi:settings", "settings.js"),
 ];
 
 /// The pi flavor: pi's modules, and a shape that runs the extension's
@@ -77,6 +106,7 @@ pub const PI: Flavor = Flavor {
     builtins: BUILTINS,
     internals: INTERNALS,
     shape: "pi:shape",
+    prelude: Some("pi:globals"),
     services: Some(ServiceApi {
         module: "node:fs",
         relative_to: RelativeTo::WorkingDir,
@@ -115,7 +145,7 @@ impl Adapter for PiOnNode {
     /// Load a pi extension on Node: refused, naming the event or call, when
     /// it would rewrite history or the request, as on the embedded engine.
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        let mut loaded = node::load_with(candidate, &PI, &serde_json::Value::Null, grants)?;
+        let mut loaded = node::load_with(candidate, &PI, &settings(candidate), grants)?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
     }
@@ -131,10 +161,69 @@ impl Adapter for PiAdapter {
     }
 
     /// Load a pi extension: refused, naming the event or call, when it
-    /// would rewrite history or the request.
+    /// would rewrite history or the request (even when an import the host
+    /// does not provide stopped the load first).
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        let mut loaded = load_with(candidate, &PI, &serde_json::Value::Null, grants)?;
+        let mut loaded = match load_with(candidate, &PI, &settings(candidate), grants) {
+            Err(LoadError::Refused { path, message }) => {
+                let by_design = by_design::found_in_source(candidate);
+                if by_design.is_empty() {
+                    return Err(LoadError::Refused { path, message });
+                }
+                return Err(LoadError::Refused {
+                    path,
+                    message: format!("the pi extension {}; and {message}", by_design.join("; ")),
+                });
+            }
+            other => other?,
+        };
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
     }
+}
+
+/// The extension's per-user folder (pi's `getAgentDir()`): yohost's, not
+/// pi's `~/.pi/agent`, under `$XDG_CONFIG_HOME/yohost/pi-agent` or
+/// `~/.config/yohost/pi-agent`. The host does not create it, and the
+/// extension reads or writes it only when its manifest grants it.
+pub fn agent_dir() -> PathBuf {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("XDG_CONFIG_HOME")
+        .or_else(|| env("HOME").map(|home| home.join(".config")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("yohost/pi-agent")
+}
+
+/// What the adapter's modules are told (`pi:settings`): the platform as
+/// Node names it, the folders `node:os` and `getAgentDir` answer, pi's
+/// version, and the extension's entry (`process.argv[1]`).
+fn settings(candidate: &Candidate) -> serde_json::Value {
+    let platform = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        "x86" => "ia32",
+        other => other,
+    };
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    serde_json::json!({
+        "platform": platform,
+        "arch": arch,
+        "home": home,
+        "tmp": std::env::temp_dir(),
+        "agentDir": agent_dir(),
+        "piVersion": PI_VERSION,
+        "versions": { "yohost": env!("CARGO_PKG_VERSION"), "pi": PI_VERSION },
+        "entry": candidate.entry,
+    })
 }

@@ -1,17 +1,20 @@
 //! The pi adapter: pi extensions run unchanged on the JavaScript engine.
 //! Real extensions come from the published package
-//! (`@earendil-works/pi-coding-agent`, fetched by `.ci/run`, or here on first
-//! use, into the target dir). Pins:
-//! - `yohost check` on the package's `examples/extensions` reports every
-//!   entry as loaded or refused with a reason, and crashes on none;
-//! - several examples get exactly their verdict: hooks, tools and warnings,
-//!   or the refusal's reason naming the event, call or import;
-//! - permission-gate.ts denies a dangerous bash command through a real
-//!   agent and lets a harmless one run;
-//! - protected-paths.ts denies `write_file` to `.env` and lets other writes
-//!   happen;
-//! - hello.ts's tool is offered with its typebox parameters as JSON Schema
-//!   and is callable;
+//! (`@earendil-works/pi-coding-agent@1.6.0`, fetched by `.ci/run`, or here
+//! on first use, into the target dir). Pins:
+//! - `yohost check` gives every one of the package's 78 examples exactly
+//!   its verdict (the table `VERDICTS`): loaded with its hooks and tools,
+//!   or refused with its reason; at least 60 load, and the 14 refused by
+//!   design name the event or method, even when an import is also missing;
+//! - permission-gate.ts, protected-paths.ts, hello.ts, input-transform.ts,
+//!   todo.ts, structured-output.ts, prompt-customizer.ts and
+//!   system-prompt-header.ts work through a real agent;
+//! - Node's globals and modules (`process` within the granted environment,
+//!   `Buffer`, `setInterval`, `TextEncoder`, `URL`, `node:os`,
+//!   `node:crypto`, `import.meta.url`) and pi's constants and helpers work,
+//!   and yohost's own plugins get none of Node's globals;
+//! - pi 1.x's methods are mapped, refused by design naming the method, or
+//!   fail naming the method, never with a bare `TypeError`;
 //! - a `before_agent_start` addition to the system prompt reaches the model
 //!   as a note; replacing the prompt fails closed;
 //! - a `tool_call` rewrite of pi's `edit` input reaches `edit_file` in
@@ -29,7 +32,7 @@
 //!   parameters become plain JSON Schema;
 //! - `context` handlers and `registerProvider` refuse the extension, naming
 //!   them; shortcuts, flags and widgets set at load are reported as
-//!   warnings; a `pi-tui` import refuses it, naming the import.
+//!   warnings; pi-tui components load and render nothing.
 
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
@@ -51,24 +54,32 @@ fn open(dir: &Path) -> Result<PluginHost, yohost::HostError> {
 }
 
 /// The pi package the tests load extensions from.
-const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent@0.74.2";
+const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent@1.6.0";
 
-/// The unpacked package: `$YOHOST_PI_PACKAGE`, else
-/// `<target>/tmp/pi-package/package`, fetched with `npm pack` if missing.
+/// Where the package is unpacked under the target dir: named by version,
+/// so a copy of another version is never used.
+const PI_PACKAGE_DIR: &str = "pi-package-1.6.0";
+
+/// The unpacked package, with the dependencies of its `with-deps` example
+/// installed: `$YOHOST_PI_PACKAGE`, else
+/// `<target>/tmp/pi-package-<version>/package`, fetched with `npm pack` if
+/// missing.
 fn pi_package() -> &'static Path {
     static PACKAGE: OnceLock<PathBuf> = OnceLock::new();
     PACKAGE.get_or_init(|| {
         if let Some(dir) = std::env::var_os("YOHOST_PI_PACKAGE") {
             return PathBuf::from(dir);
         }
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pi-package");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(PI_PACKAGE_DIR);
         let package = dir.join("package");
         if !package.join("package.json").is_file() {
             std::fs::create_dir_all(&dir).unwrap();
             let fetched = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(format!(
-                    "npm pack --silent {PI_PACKAGE} >/dev/null && tar xzf ./*.tgz && rm ./*.tgz"
+                    "npm pack --silent {PI_PACKAGE} >/dev/null && tar xzf ./*.tgz && rm ./*.tgz \
+                     && cd package/examples/extensions/with-deps \
+                     && npm install --silent --omit=dev --ignore-scripts --no-audit --no-fund >/dev/null"
                 ))
                 .current_dir(&dir)
                 .status()
@@ -105,117 +116,168 @@ fn yohost_check(dir: &Path) -> serde_json::Value {
     json!({ "plugins": report })
 }
 
+/// What `yohost check` says of one example.
+#[derive(Debug)]
+enum Verdict {
+    /// Loaded, with exactly these hooks and tools.
+    Loaded(&'static [&'static str], &'static [&'static str]),
+    /// Refused, with a reason that contains this text.
+    Refused(&'static str),
+}
+use Verdict::{Loaded, Refused};
+
+/// The verdict on every entry of the pinned package's
+/// `examples/extensions`. A change in any verdict fails
+/// `every_example_gets_exactly_its_verdict`; update this table (and the
+/// figures in README.md) on purpose.
+const VERDICTS: &[(&str, Verdict)] = &[
+    ("auto-commit-on-exit", Loaded(&[], &[])),
+    ("bash-spawn-hook", Loaded(&["tools", "call_tool"], &["bash"])),
+    ("bookmark", Loaded(&[], &[])),
+    ("border-status-editor", Loaded(&["on_event", "finish"], &[])),
+    ("built-in-tool-renderer", Loaded(&["tools", "call_tool"], &["read", "bash", "edit", "write"])),
+    ("claude-rules", Loaded(&["before_model", "finish"], &[])),
+    ("commands", Loaded(&[], &[])),
+    ("confirm-destructive", Refused("listens for `session_before_switch`")),
+    ("custom-compaction", Refused("listens for `session_before_compact`")),
+    ("custom-footer", Loaded(&[], &[])),
+    ("custom-header", Loaded(&[], &[])),
+    ("custom-provider-anthropic", Refused("calls `pi.registerProvider")),
+    ("custom-provider-gitlab-duo", Refused("calls `pi.registerProvider")),
+    ("debug-provider", Refused("listens for `message_end`")),
+    ("dirty-repo-guard", Refused("listens for `session_before_switch`")),
+    ("doom-overlay", Refused("imports \"node:zlib\"")),
+    ("dynamic-resources", Loaded(&[], &[])),
+    ("dynamic-tools", Loaded(&["tools", "call_tool"], &["echo_session"])),
+    ("entry-renderer", Loaded(&[], &[])),
+    ("event-bus", Loaded(&[], &[])),
+    ("file-trigger", Refused("node:fs.watch is not available")),
+    ("git-checkpoint", Refused("listens for `session_before_fork`")),
+    ("git-merge-and-resolve", Refused("imports `createReadStream`")),
+    ("github-issue-autocomplete", Refused("pi.exec(\"git\") is not available: the plugin's plugin.toml does not grant `capabilities.exec = true`")),
+    ("gondolin", Refused("listens for `user_bash`")),
+    ("handoff", Loaded(&[], &[])),
+    ("hello", Loaded(&["tools", "call_tool"], &["hello"])),
+    ("hidden-thinking-label", Loaded(&[], &[])),
+    ("inline-bash", Loaded(&["on_input"], &[])),
+    ("input-transform", Loaded(&["on_input"], &[])),
+    ("input-transform-streaming", Loaded(&["on_input"], &[])),
+    ("interactive-shell", Refused("listens for `user_bash`")),
+    ("jev-router", Refused("calls `pi.registerVirtualModel")),
+    ("mac-system-theme", Loaded(&[], &[])),
+    ("message-renderer", Loaded(&[], &[])),
+    ("minimal-mode", Loaded(&["tools", "call_tool"], &["read", "bash", "write", "edit", "find", "grep", "ls"])),
+    ("modal-editor", Loaded(&[], &[])),
+    ("model-status", Loaded(&[], &[])),
+    ("notify", Loaded(&[], &[])),
+    ("overlay-qa-tests", Loaded(&[], &[])),
+    ("overlay-test", Loaded(&[], &[])),
+    ("permission-gate", Loaded(&["before_tool"], &[])),
+    ("pirate", Loaded(&["before_model", "finish"], &[])),
+    ("plan-mode", Refused("listens for `context`")),
+    ("preset", Loaded(&["before_model", "on_event", "finish"], &[])),
+    ("project-trust", Loaded(&[], &[])),
+    ("prompt-customizer", Loaded(&["before_model", "finish"], &[])),
+    ("protected-paths", Loaded(&["before_tool"], &[])),
+    ("provider-payload", Refused("listens for `before_provider_request`")),
+    ("qna", Loaded(&[], &[])),
+    ("question", Loaded(&["tools", "call_tool"], &["question"])),
+    ("questionnaire", Loaded(&["tools", "call_tool"], &["questionnaire"])),
+    ("rainbow-editor", Loaded(&[], &[])),
+    ("reload-runtime", Loaded(&["tools", "call_tool"], &["reload_runtime"])),
+    ("rpc-demo", Refused("listens for `session_before_switch`")),
+    ("send-user-message", Loaded(&[], &[])),
+    ("session-name", Loaded(&[], &[])),
+    ("shutdown-command", Loaded(&["tools", "call_tool"], &["finish_and_exit", "deploy_and_exit"])),
+    ("snake", Loaded(&[], &[])),
+    ("space-invaders", Loaded(&[], &[])),
+    ("ssh", Refused("listens for `user_bash`")),
+    ("status-line", Loaded(&["on_event", "finish"], &[])),
+    ("structured-output", Loaded(&["tools", "call_tool"], &["structured_output"])),
+    ("subagent", Loaded(&["tools", "call_tool", "after_tool"], &["subagent"])),
+    ("summarize", Loaded(&[], &[])),
+    ("system-prompt-header", Loaded(&["on_event", "finish"], &[])),
+    ("tic-tac-toe", Loaded(&["tools", "call_tool", "before_model", "finish"], &["tic_tac_toe", "tic_tac_toe_see_board"])),
+    ("timed-confirm", Loaded(&[], &[])),
+    ("titlebar-spinner", Loaded(&["on_event", "finish"], &[])),
+    ("todo", Loaded(&["tools", "call_tool"], &["todo"])),
+    ("tool-override", Loaded(&["tools", "call_tool"], &["read"])),
+    ("tools", Loaded(&[], &[])),
+    ("trigger-compact", Loaded(&["on_event", "finish"], &[])),
+    ("truncated-tool", Loaded(&["tools", "call_tool"], &["rg"])),
+    ("widget-placement", Loaded(&[], &[])),
+    ("with-deps", Loaded(&["tools", "call_tool"], &["parse_duration"])),
+    ("working-indicator", Loaded(&[], &[])),
+    ("working-message-test", Loaded(&[], &[])),
+];
+
+/// The examples refused by design: they would rewrite history or the
+/// request, and their reason names the event or method.
+const BY_DESIGN: usize = 14;
+
 #[test]
-fn check_reports_every_example_as_loaded_or_refused_with_a_reason() {
-    let entries = std::fs::read_dir(examples())
+fn every_example_gets_exactly_its_verdict() {
+    let entries: std::collections::BTreeSet<String> = std::fs::read_dir(examples())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name() != "README.md")
-        .count();
+        .map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .trim_end_matches(".ts")
+                .to_string()
+        })
+        .filter(|name| name != "README.md")
+        .collect();
+    let pinned: std::collections::BTreeSet<String> =
+        VERDICTS.iter().map(|(name, _)| name.to_string()).collect();
+    assert_eq!(entries, pinned, "the table names every example");
     let doc = yohost_check(&examples());
-    let plugins = doc["plugins"].as_array().unwrap();
-    assert_eq!(plugins.len(), entries, "{doc}");
-    for p in plugins {
+    assert_eq!(doc["plugins"].as_array().unwrap().len(), VERDICTS.len());
+    let mut wrong = Vec::new();
+    for (name, verdict) in VERDICTS {
+        let p = checked(&doc, name);
         assert_eq!(p["ecosystem"], "pi", "{p}");
-        match p["status"].as_str() {
-            Some("loaded") => assert!(p["reason"].is_null(), "{p}"),
-            Some("refused") => assert!(!p["reason"].as_str().unwrap().is_empty(), "{p}"),
-            other => panic!("{other:?}: {p}"),
+        let matches = match verdict {
+            Loaded(hooks, tools) => {
+                p["status"] == "loaded" && p["hooks"] == json!(hooks) && p["tools"] == json!(tools)
+            }
+            Refused(part) => {
+                p["status"] == "refused" && p["reason"].as_str().is_some_and(|r| r.contains(part))
+            }
+        };
+        if !matches {
+            wrong.push(format!("{name}: pinned {verdict:?}, got {p}"));
         }
     }
-    let loaded = plugins.iter().filter(|p| p["status"] == "loaded").count();
-    assert!(loaded >= 20, "{loaded} of {entries} loaded: {doc}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let loaded = VERDICTS
+        .iter()
+        .filter(|(_, v)| matches!(v, Loaded(..)))
+        .count();
+    assert!(loaded >= 60, "{loaded} of {} load", VERDICTS.len());
+    let by_design = VERDICTS
+        .iter()
+        .filter(|(_, v)| matches!(v, Refused(r) if r.starts_with("listens for `") || r.starts_with("calls `pi.")))
+        .count();
+    assert_eq!(by_design, BY_DESIGN);
 }
 
 #[test]
-fn examples_get_exactly_their_verdict() {
+fn examples_get_their_warnings() {
     let doc = yohost_check(&examples());
-    let find = |name: &str| checked(&doc, name);
-    let loaded = |name: &str,
-                  hooks: serde_json::Value,
-                  tools: serde_json::Value,
-                  warnings: serde_json::Value| {
-        let p = find(name);
-        assert_eq!(p["status"], "loaded", "{p}");
-        assert_eq!(p["hooks"], hooks, "{name}");
-        assert_eq!(p["tools"], tools, "{name}");
-        assert_eq!(p["warnings"], warnings, "{name}");
-    };
-    loaded(
-        "permission-gate",
-        json!(["before_tool"]),
-        json!([]),
-        json!([]),
+    let warnings = |name: &str| checked(&doc, name)["warnings"].clone();
+    assert_eq!(warnings("permission-gate"), json!([]));
+    assert_eq!(warnings("hello"), json!([]));
+    assert_eq!(
+        warnings("pirate"),
+        json!(["registers the command `/pirate`, which belongs to an app: the host ignores it"])
     );
-    loaded(
-        "protected-paths",
-        json!(["before_tool"]),
-        json!([]),
-        json!([]),
-    );
-    loaded(
-        "hello",
-        json!(["tools", "call_tool"]),
-        json!(["hello"]),
-        json!([]),
-    );
-    loaded("input-transform", json!(["on_input"]), json!([]), json!([]));
-    loaded(
-        "pirate",
-        json!(["before_model", "finish"]),
-        json!([]),
-        json!(["registers the command `/pirate`, which belongs to an app: the host ignores it"]),
-    );
-    loaded(
-        "model-status",
-        json!([]),
-        json!([]),
+    assert_eq!(
+        warnings("model-status"),
         json!([
             "listens for `model_select`, which the host never emits: the handler never runs",
             "it implements no hooks and offers no tools, so the host will never call it"
-        ]),
-    );
-    loaded(
-        "notify",
-        json!(["on_event", "finish"]),
-        json!([]),
-        json!([]),
-    );
-
-    let refused = |name: &str, parts: &[&str]| {
-        let p = find(name);
-        assert_eq!(p["status"], "refused", "{p}");
-        let reason = p["reason"].as_str().unwrap();
-        for part in parts {
-            assert!(reason.contains(part), "{name}: {reason}");
-        }
-    };
-    refused(
-        "confirm-destructive",
-        &[
-            "listens for `session_before_switch`",
-            "listens for `session_before_fork`",
-        ],
-    );
-    refused("git-checkpoint", &["listens for `session_before_fork`"]);
-    refused("snake", &["imports \"@earendil-works/pi-tui\""]);
-    refused("ssh", &["imports \"node:child_process\""]);
-    refused("with-deps", &["imports \"ms\""]);
-    refused(
-        "bash-spawn-hook",
-        &["imports `createBashTool` from \"@earendil-works/pi-coding-agent\""],
-    );
-    refused(
-        "qna",
-        &["imports `complete` from \"@earendil-works/pi-ai\""],
-    );
-    // `existsSync` is false for a folder outside its grants, as in node, so
-    // the extension loads and finds no rules.
-    loaded(
-        "claude-rules",
-        json!(["before_model", "finish"]),
-        json!([]),
-        json!([]),
+        ])
     );
 }
 
@@ -726,13 +788,405 @@ export default function (pi) { pi.registerMessageRenderer("x", () => new Text(""
             "sets a UI widget, which belongs to an app: the host ignores it",
         ])
     );
+    // pi-tui's components construct and render nothing.
     let tui = find("tui");
-    assert_eq!(tui["status"], "refused");
+    assert_eq!(tui["status"], "loaded", "{tui}");
+    assert_eq!(
+        tui["warnings"][0],
+        "registers a renderer for `x` messages, which belongs to an app: the host ignores it"
+    );
+}
+
+#[tokio::test]
+async fn todo_keeps_its_list_across_calls_through_an_agent() {
+    let dir = with_examples(&["todo.ts"]);
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, requests) = scripted(vec![
+        call("todo", json!({"action": "add", "text": "buy milk"})),
+        call("todo", json!({"action": "add", "text": "call Ada"})),
+        call("todo", json!({"action": "toggle", "id": 1})),
+        call("todo", json!({"action": "list"})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "plan my day").await);
+    assert_eq!(
+        results,
+        [
+            ("todo".into(), "Added todo #1: buy milk".into(), false),
+            ("todo".into(), "Added todo #2: call Ada".into(), false),
+            ("todo".into(), "Todo #1 completed".into(), false),
+            (
+                "todo".into(),
+                "[x] #1: buy milk\n[ ] #2: call Ada".into(),
+                false
+            ),
+        ]
+    );
+    assert!(format!("{:?}", requests.lock().unwrap()[4]).contains("[ ] #2: call Ada"));
+}
+
+#[tokio::test]
+async fn structured_output_returns_its_details_through_an_agent() {
+    let dir = with_examples(&["structured-output.ts"]);
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let args =
+        json!({"headline": "Ship it", "summary": "All green.", "actionItems": ["tag", "announce"]});
+    let (agent, _) = scripted(vec![call("structured_output", args.clone()), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let events = run(&mut agent, "summarize").await;
+    assert_eq!(
+        tool_results(&events),
+        [(
+            "structured_output".into(),
+            "Saved structured output: Ship it".into(),
+            false
+        )]
+    );
+    let details = events.iter().find_map(|e| match e {
+        yoagent::AgentEvent::ToolExecutionEnd { result, .. } => Some(result.details.clone()),
+        _ => None,
+    });
+    assert_eq!(details, Some(args));
+}
+
+/// A pi extension that reports what Node's globals and modules give it.
+const NODE_PROBE: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import * as os from "node:os";
+import { fileURLToPath } from "node:url";
+import { CONFIG_DIR_NAME, VERSION, getAgentDir, parseFrontmatter, formatReadLineRange } from "@earendil-works/pi-coding-agent";
+import { uuidv7 } from "@earendil-works/pi-ai";
+const here = fileURLToPath(import.meta.url);
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "probe",
+    description: "what the globals give",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      let exit = "";
+      try { process.exit(3); } catch (e) { exit = e.message; }
+      const ticks = await new Promise((resolve) => {
+        let n = 0;
+        const id = setInterval(() => { n += 1; if (n === 3) { clearInterval(id); resolve(n); } }, 1);
+      });
+      const url = new URL("../b?x=1#h", "https://example.com/a/c");
+      const report = {
+        granted: process.env.PROBE_GRANTED ?? null,
+        hidden: process.env.PROBE_HIDDEN ?? null,
+        cwd: process.cwd(),
+        platform: process.platform === os.platform(),
+        exit,
+        ticks,
+        base64: Buffer.from("héllo").toString("base64"),
+        utf8: new TextDecoder().decode(new TextEncoder().encode("✓ ok")),
+        url: [url.href, url.searchParams.get("x")],
+        sha256: createHash("sha256").update("abc").digest("hex"),
+        random: randomBytes(8).length,
+        uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(randomUUID()),
+        uuidv7: /^[0-9a-f]{8}-[0-9a-f]{4}-7/.test(uuidv7()),
+        here: here.endsWith("/probe/index.ts"),
+        home: os.homedir() === (process.env.HOME ?? os.homedir()),
+        agentDir: getAgentDir().endsWith("yohost/pi-agent"),
+        constants: [CONFIG_DIR_NAME, VERSION],
+        frontmatter: parseFrontmatter("---\nname: scout\ntools: read, grep\n---\nBody"),
+        range: formatReadLineRange(10, 5),
+      };
+      return { content: [{ type: "text", text: JSON.stringify(report) }] };
+    },
+  });
+}"#;
+
+#[tokio::test]
+async fn node_globals_and_modules_work_within_the_grants() {
+    std::env::set_var("PROBE_GRANTED", "yes");
+    std::env::set_var("PROBE_HIDDEN", "secret");
+    let dir = plugin_dir();
+    write(dir.path(), "probe/index.ts", NODE_PROBE);
+    write(
+        dir.path(),
+        "probe/plugin.toml",
+        "[capabilities]\nenv = [\"PROBE_GRANTED\"]\n",
+    );
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![call("probe", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "probe").await);
+    assert!(!results[0].2, "{results:?}");
+    let report: serde_json::Value = serde_json::from_str(&results[0].1).unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(
+        report,
+        json!({
+            "granted": "yes",
+            "hidden": null,
+            "cwd": cwd,
+            "platform": true,
+            "exit": "process.exit(3) is not available in yohost: a plugin cannot end the host",
+            "ticks": 3,
+            "base64": "aMOpbGxv",
+            "utf8": "✓ ok",
+            "url": ["https://example.com/b?x=1#h", "1"],
+            "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            "random": 8,
+            "uuid": true,
+            "uuidv7": true,
+            "here": true,
+            "home": true,
+            "agentDir": true,
+            "constants": [".pi", yohost_adapter_pi::PI_VERSION],
+            "frontmatter": {"frontmatter": {"name": "scout", "tools": "read, grep"}, "body": "Body"},
+            "range": ":10-14",
+        })
+    );
+}
+
+#[tokio::test]
+async fn yohosts_own_plugins_get_no_node_globals() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "plain.ts",
+        r#"import { definePlugin } from "yohost";
+export default definePlugin({
+  tools: [
+    {
+      name: "globals",
+      description: "which Node globals exist",
+      parameters: { type: "object", properties: {} },
+      execute: () => ["process", "Buffer", "setInterval", "TextEncoder", "URL"].filter((n) => n in globalThis).join(",") || "none",
+    },
+  ],
+});"#,
+    );
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![call("globals", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "globals").await);
+    assert_eq!(results[0], ("globals".into(), "none".into(), false));
+}
+
+#[test]
+fn a_by_design_refusal_is_named_even_when_an_import_is_missing() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "compactor.ts",
+        r#"import { somethingPiNeverHad } from "@earendil-works/pi-coding-agent";
+export default function (pi) {
+  pi.on("session_before_compact", () => somethingPiNeverHad());
+}"#,
+    );
+    write(
+        dir.path(),
+        "provider/index.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import Anthropic from "@anthropic-ai/sdk";
+import { setup } from "./setup.ts";
+export default function (pi) { setup(pi, new Anthropic()); }"#,
+    );
+    write(
+        dir.path(),
+        "provider/setup.ts",
+        r#"export function setup(pi, client) { pi.registerProvider("proxy", { client }); }"#,
+    );
+    let doc = yohost_check(dir.path());
+    let reason = |name: &str| checked(&doc, name)["reason"].as_str().unwrap().to_string();
+    let compactor = reason("compactor");
     assert!(
-        tui["reason"]
-            .as_str()
-            .unwrap()
-            .contains("imports \"@earendil-works/pi-tui\""),
-        "{tui}"
+        compactor.contains("listens for `session_before_compact`")
+            && compactor.contains("imports `somethingPiNeverHad`"),
+        "{compactor}"
+    );
+    let provider = reason("provider");
+    assert!(
+        provider.contains("calls `pi.registerProvider`") && provider.contains("@anthropic-ai/sdk"),
+        "{provider}"
+    );
+}
+
+#[test]
+fn pi_1_methods_are_mapped_refused_or_named_never_a_type_error() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "virtual.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) { pi.registerVirtualModel({ provider: "p", id: "fast" }); }"#,
+    );
+    write(
+        dir.path(),
+        "mcp.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) { pi.registerMcpServer("files", { command: "srv" }); }"#,
+    );
+    write(
+        dir.path(),
+        "renderers.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerEntryRenderer("note", () => undefined);
+  pi.registerToolRenderer(() => undefined);
+  pi.registerMarkdownTransformer((md) => md);
+  const settings = pi.getSettings();
+  if (typeof settings !== "object" || pi.getMcpServers().length !== 0) throw new Error("unexpected");
+  pi.on("tool_call", () => undefined);
+}"#,
+    );
+    let doc = yohost_check(dir.path());
+    let virtual_model = checked(&doc, "virtual");
+    assert_eq!(virtual_model["status"], "refused");
+    assert!(
+        virtual_model["reason"].as_str().unwrap().contains(
+            "calls `pi.registerVirtualModel(\"fast\")`, which would change the model provider"
+        ),
+        "{virtual_model}"
+    );
+    let mcp = checked(&doc, "mcp");
+    let reason = mcp["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("pi.registerMcpServer is not available in yohost")
+            && !reason.contains("TypeError"),
+        "{reason}"
+    );
+    let renderers = checked(&doc, "renderers");
+    assert_eq!(renderers["status"], "loaded", "{renderers}");
+    assert_eq!(
+        renderers["warnings"],
+        json!([
+            "registers a renderer for `note` entries, which belongs to an app: the host ignores it",
+            "registers a tool renderer, which belongs to an app: the host ignores it",
+            "registers a Markdown transformer, which belongs to an app: the host ignores it",
+        ])
+    );
+}
+
+#[tokio::test]
+async fn prompt_sections_become_a_note_and_get_system_prompt_does_not_fail() {
+    let dir = with_examples(&["prompt-customizer.ts", "system-prompt-header.ts"]);
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (logs, _guard) = capture_logs();
+    let (agent, requests) = scripted(vec![text("ok")]);
+    let mut agent = agent
+        .with_tools(vec![Box::new(yoagent::tools::bash::BashTool::new())])
+        .with_extension(host.extension());
+    run(&mut agent, "hi").await;
+    let first = last_user_text(&requests.lock().unwrap()[0]);
+    assert!(first.contains("<tool_guidance>"), "{first}");
+    let failed = logs
+        .lines()
+        .into_iter()
+        .filter(|l| l["fields"]["error_kind"].is_string())
+        .collect::<Vec<_>>();
+    assert!(failed.is_empty(), "no hook fails: {failed:?}");
+}
+
+#[tokio::test]
+async fn create_bash_tool_runs_through_the_exec_service_only_when_granted() {
+    let source = std::fs::read_to_string(examples().join("bash-spawn-hook.ts")).unwrap();
+    for (granted, expect, is_error) in [
+        (true, "from bash", false),
+        (false, "capabilities.exec", true),
+    ] {
+        let dir = plugin_dir();
+        write(dir.path(), "spawn/index.ts", &source);
+        write(
+            dir.path(),
+            "spawn/plugin.toml",
+            &format!("[capabilities]\nexec = {granted}\n"),
+        );
+        let host = open(dir.path()).unwrap();
+        assert!(host.refused().is_empty(), "{:?}", host.refused());
+        let (agent, _) = scripted(vec![
+            call("bash", json!({"command": "echo from bash"})),
+            text("done"),
+        ]);
+        let mut agent = agent.with_extension(host.extension());
+        let results = tool_results(&run(&mut agent, "run").await);
+        assert_eq!(results[0].2, is_error, "{results:?}");
+        assert!(results[0].1.contains(expect), "{results:?}");
+    }
+}
+
+const CHILD_PROCESS_PLUGIN: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { exec, execSync, spawn } from "node:child_process";
+import { promisify } from "node:util";
+const run = promisify(exec);
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "processes",
+    description: "runs processes the node way",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      const { stdout } = await run("echo shell; echo err >&2");
+      const spawned = await new Promise((resolve, reject) => {
+        const child = spawn("printf", ["%s", "spawned"]);
+        let out = "";
+        child.stdout.on("data", (chunk) => (out += chunk.toString()));
+        child.on("error", reject);
+        child.on("close", (code) => resolve(`${out}:${code}`));
+      });
+      let sync = "";
+      try { execSync("true"); } catch (e) { sync = e.message; }
+      return { content: [{ type: "text", text: JSON.stringify([stdout, spawned, sync]) }] };
+    },
+  });
+}"#;
+
+#[tokio::test]
+async fn node_child_process_runs_off_the_thread_only_when_granted() {
+    for granted in [true, false] {
+        let dir = plugin_dir();
+        write(dir.path(), "procs/index.ts", CHILD_PROCESS_PLUGIN);
+        write(
+            dir.path(),
+            "procs/plugin.toml",
+            &format!("[capabilities]\nexec = {granted}\n"),
+        );
+        let host = open(dir.path()).unwrap();
+        let (agent, _) = scripted(vec![call("processes", json!({})), text("done")]);
+        let mut agent = agent.with_extension(host.extension());
+        let results = tool_results(&run(&mut agent, "run").await);
+        if granted {
+            let seen: serde_json::Value = serde_json::from_str(&results[0].1).unwrap();
+            assert_eq!(seen[0], "shell\n");
+            assert_eq!(seen[1], "spawned:0");
+            assert!(
+                seen[2]
+                    .as_str()
+                    .unwrap()
+                    .contains("would block the plugin's thread"),
+                "{seen}"
+            );
+        } else {
+            assert!(results[0].2, "{results:?}");
+            assert!(
+                results[0].1.contains("`capabilities.exec = true`"),
+                "{results:?}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn hello_without_its_name_fails_validation_as_in_pi() {
+    let dir = with_examples(&["hello.ts"]);
+    let host = open(dir.path()).unwrap();
+    let (agent, _) = scripted(vec![call("hello", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "greet").await);
+    assert!(results[0].2, "{results:?}");
+    assert!(
+        results[0]
+            .1
+            .starts_with("Validation failed for tool \"hello\":")
+            && results[0].1.contains("\"name\"")
+            && !results[0].1.contains("Hello, undefined!"),
+        "{results:?}"
     );
 }

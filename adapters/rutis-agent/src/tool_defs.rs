@@ -85,6 +85,7 @@ pub fn plugin(
         hooks: BTreeSet::from([Hook::Tools, Hook::CallTool]),
         warnings: Vec::new(),
         plugin: Arc::new(Defs(Arc::new((tools, defs)))),
+        stats: Default::default(),
     })
 }
 

@@ -122,6 +122,7 @@ fn shared(fx: &Fixture) -> LoadedPlugin {
         hooks: p.hooks.clone(),
         warnings: p.warnings.clone(),
         plugin: Arc::clone(&p.plugin),
+        stats: Default::default(),
     }
 }
 

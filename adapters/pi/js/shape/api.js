@@ -2,6 +2,7 @@
 // handlers by event, tools, refusals and warnings.
 
 import { HOOKED, OBSERVED, REFUSED, SILENT } from "pi:shape/events";
+import refused from "pi:shape/refused";
 import { noHistory, noSession, refusal, unavailable } from "pi:shape/refusals";
 
 /**
@@ -18,6 +19,8 @@ export function createExtension(host) {
     loaded: false,
   };
   const flags = new Map();
+  // pi's settings, as a host with none of its own shows them.
+  const settingsView = Object.freeze({});
 
   const warnApp = (what) => {
     const warning = `${what}, which belongs to an app: the host ignores it`;
@@ -55,6 +58,13 @@ export function createExtension(host) {
     state.tools.set(tool.name, tool);
   }
 
+  // A call refused by design: refuses the extension while it loads.
+  function refuseCall(method, id) {
+    const why = `calls \`pi.${method}(${JSON.stringify(id)})\`, which ${refused.calls[method]}`;
+    if (state.loaded) throw refusal(`the pi extension ${why}`);
+    state.refusals.push(why);
+  }
+
   const bus = new Map();
   const events = Object.freeze({
     on(name, listener) {
@@ -85,11 +95,19 @@ export function createExtension(host) {
     },
     getFlag: (name) => flags.get(name),
     registerMessageRenderer: (type) => warnApp(`registers a renderer for \`${type}\` messages`),
+    registerEntryRenderer: (type) => warnApp(`registers a renderer for \`${type}\` entries`),
+    registerToolRenderer: () => warnApp("registers a tool renderer"),
+    registerMarkdownTransformer: () => warnApp("registers a Markdown transformer"),
     registerProvider(name) {
-      const why = `calls \`pi.registerProvider("${name}")\`, which would change the model provider`;
-      if (state.loaded) throw refusal(`the pi extension ${why}`);
-      state.refusals.push(why);
+      const id = typeof name === "string" ? name : String(name?.name ?? name?.id ?? "");
+      refuseCall("registerProvider", id);
     },
+    registerVirtualModel: (model) => refuseCall("registerVirtualModel", String(model?.id ?? "")),
+    unregisterVirtualModel: unavailable("pi.unregisterVirtualModel", "the host's provider is not the plugin's to change"),
+    registerMcpServer: unavailable("pi.registerMcpServer", "the host runs no MCP servers for plugins"),
+    unregisterMcpServer: unavailable("pi.unregisterMcpServer", "the host runs no MCP servers for plugins"),
+    getMcpServers: () => [],
+    getSettings: () => settingsView,
     unregisterProvider: unavailable("pi.unregisterProvider", "the host's provider is not the plugin's to change"),
     exec,
     events,
@@ -100,8 +118,9 @@ export function createExtension(host) {
     getSessionName: () => undefined,
     setLabel: unavailable("pi.setLabel", noSession),
     getCommands: () => [],
-    getActiveTools: unavailable("pi.getActiveTools", "the host does not show its tool set"),
-    getAllTools: unavailable("pi.getAllTools", "the host does not show its tool set"),
+    // The host does not show its tool set: a plugin sees none.
+    getActiveTools: () => [],
+    getAllTools: () => [],
     setActiveTools: unavailable("pi.setActiveTools", "the host decides which tools a run has"),
     setModel: unavailable("pi.setModel", "the host decides the model"),
     getThinkingLevel: unavailable("pi.getThinkingLevel", "the host decides the model's settings"),

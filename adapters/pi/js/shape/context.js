@@ -2,6 +2,7 @@
 // dialogs, notifications go to the plugin's log, widgets do nothing (set
 // while the extension loads, they are reported).
 
+import { SYSTEM_PROMPT } from "pi:shape/hooks";
 import { noHistory, unavailable } from "pi:shape/refusals";
 
 const identity = (_style, text) => (text === undefined ? _style : text);
@@ -67,11 +68,15 @@ export function contexts(host, state, warnApp) {
     const log = call?.log ?? console;
     return Object.freeze({
       hasUI: false,
+      mode: "print",
       ui: makeUi(log, state, warnApp),
       cwd: host.cwd ?? "/",
       signal: call?.signal,
       sessionManager,
       model: undefined,
+      scopedModels: Object.freeze([]),
+      thinkingLevel: undefined,
+      isProjectTrusted: () => false,
       modelRegistry,
       isIdle: () => !call,
       hasPendingMessages: () => false,
@@ -79,7 +84,7 @@ export function contexts(host, state, warnApp) {
       abort: unavailable("ctx.abort", "a plugin cannot cancel the host's run"),
       shutdown: unavailable("ctx.shutdown", "a plugin cannot stop the host"),
       compact: unavailable("ctx.compact", noHistory),
-      getSystemPrompt: unavailable("ctx.getSystemPrompt", "the host does not show its system prompt"),
+      getSystemPrompt: () => SYSTEM_PROMPT,
     });
   };
 }

@@ -1,18 +1,12 @@
 // pi's events, by what the host does with them.
 
+import refused from "pi:shape/refused";
+
 // Events whose handlers would rewrite history or the request, or decide
-// something the host never does: the extension is refused.
-export const REFUSED = {
-  context: "it rewrites the messages sent to the model",
-  message_end: "it can replace a finished message",
-  before_provider_request: "it can replace the provider request",
-  before_provider_headers: "it can change the provider request's headers",
-  session_before_compact: "it decides how the session is compacted",
-  session_before_switch: "it decides whether the session may be switched",
-  session_before_fork: "it decides whether the session may be forked",
-  session_before_tree: "it decides session tree navigation",
-  user_bash: "it runs the user's `!` commands",
-};
+// something the host never does: the extension is refused. The table
+// (`refused.json`) is shared with the adapter's Rust side, which names
+// these even when an import stops the load first.
+export const REFUSED = refused.events;
 
 // Events the host never emits: reported, not refused.
 export const SILENT = [
@@ -22,6 +16,14 @@ export const SILENT = [
   "session_compact",
   "session_tree",
   "after_provider_response",
+  "provider_stream_event",
+  "project_trust",
+  "session_info_changed",
+  "session_compact_failed",
+  "mcp_servers_change",
+  "agent_settled",
+  "ui_prompt_start",
+  "ui_prompt_end",
 ];
 
 // yoagent's AgentEvent types, with the pi event each one is shown as.

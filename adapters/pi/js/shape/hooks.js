@@ -6,7 +6,7 @@ import { hostArgs, piInput, piName } from "pi:shape/tools";
 // What `event.systemPrompt` holds in `before_agent_start`: the host never
 // shows or replaces its system prompt, so text added around this stand-in
 // becomes a note.
-const SYSTEM_PROMPT = "<system prompt>";
+export const SYSTEM_PROMPT = "<system prompt>";
 
 /** Run every handler of `name`, in order. */
 export async function emit(state, name, event, ctx) {
@@ -101,8 +101,16 @@ function inputHook(state, makeCtx) {
 async function agentStartNote(state, args, ctx) {
   const notes = [];
   for (const handler of state.handlers.get("before_agent_start")) {
-    const event = { type: "before_agent_start", prompt: args.user_request ?? "", images: undefined, systemPrompt: SYSTEM_PROMPT, systemPromptOptions: { cwd: ctx.cwd, selectedTools: args.tools.map(piName) } };
+    const options = { cwd: ctx.cwd, selectedTools: args.tools.map(piName), sections: {}, promptGuidelines: [] };
+    const event = { type: "before_agent_start", prompt: args.user_request ?? "", images: undefined, systemPrompt: SYSTEM_PROMPT, systemPromptOptions: options };
     const result = await handler(event, ctx);
+    // Sections and guidelines a handler adds to the prompt's options are
+    // additions to the system prompt, as pi would build it.
+    for (const [tag, text] of Object.entries(options.sections ?? {})) {
+      if (typeof text === "string" && text.trim() !== "") notes.push(`<${tag}>\n${text.trim()}\n</${tag}>`);
+    }
+    const guidelines = (options.promptGuidelines ?? []).filter((g) => typeof g === "string" && g.trim() !== "");
+    if (guidelines.length > 0) notes.push(guidelines.map((g) => `- ${g.trim()}`).join("\n"));
     if (typeof result?.systemPrompt === "string" && result.systemPrompt !== SYSTEM_PROMPT) {
       const parts = result.systemPrompt.split(SYSTEM_PROMPT);
       if (parts.length !== 2) {

@@ -14,6 +14,8 @@
 //!   interrupts, granted environment) and the thread that owns it;
 //! - [`services`]: files within the manifest's grants, and processes when
 //!   granted, for flavors that offer them;
+//! - [`crypto`]: random bytes and sha2 digests, for flavors that offer
+//!   `node:crypto`;
 //! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance.
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
@@ -22,6 +24,7 @@
 //! [`load_with`]. The engine knows none of them.
 
 pub mod commonjs;
+pub mod crypto;
 pub mod modules;
 pub mod packages;
 pub mod plugin;
@@ -69,6 +72,13 @@ pub struct Flavor {
     /// `AbortSignal` that aborts when the host gives up on the call (its
     /// run was cancelled, or its deadline passed).
     pub shape: &'static str,
+    /// The specifier (in `internals`) of a module the host evaluates
+    /// before the plugin's own code, if the flavor has one. Its default
+    /// export is called with the settings given to [`load_with`] and the
+    /// granted environment (both as JSON text), and may install globals the
+    /// flavor's plugins expect (pi's Node globals). yohost's own flavor has
+    /// none: its sandbox is the language's built-ins and the driver's.
+    pub prelude: Option<&'static str>,
     /// How plugins get the host's [`services`] (files within their grants,
     /// and processes when granted `exec`), if they do. The shape and the
     /// built-ins find them at `globalThis[Symbol.for("yohost.host")]`:
@@ -108,6 +118,7 @@ pub const YOHOST: Flavor = Flavor {
         source: include_str!("shape.js"),
     }],
     shape: "yohost:shape",
+    prelude: None,
     services: Some(ServiceApi {
         module: "yohost",
         relative_to: RelativeTo::PluginDir,

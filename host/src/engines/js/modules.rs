@@ -18,7 +18,7 @@ use super::packages::{Format, PackageError, Packages, Request};
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
 use crate::grants::{lexical, Confined};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Extensions tried, in order, for a relative import without one.
@@ -42,14 +42,38 @@ pub struct ModuleSet {
     pub entry: String,
     /// The flavor's shape module, which only the host imports.
     pub shape: String,
+    /// The flavor's prelude module, if it has one, which only the host
+    /// imports (before the entry).
+    pub prelude: Option<String>,
     /// Module name → JavaScript. Plugin files are named by their path
     /// relative to the plugin's folder; built-ins by their specifier.
     pub sources: BTreeMap<String, String>,
+    /// The names in `sources` that are the plugin's files (not built-ins).
+    pub files: BTreeSet<String>,
     /// (importing module, specifier) → module name.
     pub links: BTreeMap<(String, String), String>,
 }
 
 impl ModuleSet {
+    /// The `file:` URL of the plugin file named `name` (its
+    /// `import.meta.url`); `None` for a built-in module.
+    pub fn file_url(&self, name: &str) -> Option<String> {
+        if !self.files.contains(name) {
+            return None;
+        }
+        let path = self.base_dir.join(name);
+        let mut url = String::from("file://");
+        for byte in path.to_string_lossy().bytes() {
+            match byte {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                    url.push(byte as char)
+                }
+                _ => url.push_str(&format!("%{byte:02X}")),
+            }
+        }
+        Some(url)
+    }
+
     /// The module `specifier` names when imported from `base`, if the
     /// plugin may load it.
     pub fn resolve(&self, base: &str, specifier: &str) -> Option<&str> {
@@ -95,6 +119,7 @@ pub fn gather(
             continue;
         }
         let source = read_source(&folder, &base_dir, &file)?;
+        set.files.insert(name.clone());
         let format = packages.format_of(&file, &source);
         if format != Format::Module {
             let found = Found {
@@ -155,6 +180,15 @@ pub fn add_flavor(set: &mut ModuleSet, flavor: &Flavor) -> Result<(), GatherErro
     })?;
     set.shape = shape.specifier.to_string();
     let mut queue: Vec<&Builtin> = vec![shape];
+    if let Some(specifier) = flavor.prelude {
+        let prelude = find(specifier).ok_or_else(|| {
+            GatherError::Invalid(format!(
+                "internal: the flavor has no module `{specifier}` for its prelude"
+            ))
+        })?;
+        set.prelude = Some(prelude.specifier.to_string());
+        queue.push(prelude);
+    }
     queue.extend(
         flavor
             .builtins

@@ -31,6 +31,7 @@
 //! Another backend (V8, say) would be another module with the same
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
 
+use super::crypto;
 use super::modules::ModuleSet;
 use super::services::{self, ExecBounds, ExecRequest, Services};
 use super::Flavor;
@@ -509,7 +510,8 @@ impl Resolver for PluginResolver {
         // The host imports the entry and the flavor's shape by name; plugin
         // code reaches the shape only through a link (never).
         let from_host = !self.0.sources.contains_key(base);
-        if name == self.0.entry || (from_host && name == self.0.shape) {
+        let host_only = name == self.0.shape || self.0.prelude.as_deref() == Some(name);
+        if name == self.0.entry || (from_host && host_only) {
             return Ok(name.to_string());
         }
         Err(rquickjs::Error::new_resolving_message(
@@ -531,7 +533,13 @@ impl Loader for PluginLoader {
         _attributes: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<Module<'js, Declared>> {
         match self.0.sources.get(name) {
-            Some(source) => Module::declare(ctx.clone(), name, source.as_str()),
+            Some(source) => {
+                let module = Module::declare(ctx.clone(), name, source.as_str())?;
+                if let Some(url) = self.0.file_url(name) {
+                    module.meta()?.set("url", url)?;
+                }
+                Ok(module)
+            }
             None => Err(rquickjs::Error::new_loading(name)),
         }
     }
@@ -618,6 +626,16 @@ impl Engine {
                 deadline: load_deadline,
                 resume: driver.get("resume").map_err(|e| format!("internal: {e}"))?,
             };
+            let env = serde_json::to_string(&program.sandbox.env).unwrap_or_else(|_| "{}".into());
+            if let Some(prelude) = &modules.prelude {
+                let install: Function = Module::import(&ctx, prelude.as_str())
+                    .and_then(|p| settle::<Object>(&ctx, &p, &waiting))
+                    .and_then(|prelude| prelude.get("default"))
+                    .map_err(fail)?;
+                install
+                    .call::<_, ()>((program.settings.as_str(), env.as_str()))
+                    .map_err(fail)?;
+            }
             let namespace = Module::import(&ctx, modules.entry.as_str())
                 .and_then(|p| settle::<Object>(&ctx, &p, &waiting))
                 .map_err(fail)?;
@@ -625,7 +643,6 @@ impl Engine {
                 .and_then(|p| settle::<Object>(&ctx, &p, &waiting))
                 .and_then(|shape| shape.get("default"))
                 .map_err(fail)?;
-            let env = serde_json::to_string(&program.sandbox.env).unwrap_or_else(|_| "{}".into());
             let plugin_dir = program.plugin_dir.to_string_lossy().into_owned();
             let install: Function = driver.get("install").map_err(fail)?;
             let settings = program.settings.as_str();
@@ -767,6 +784,28 @@ fn install_services<'js>(
                 .call::<_, Function>((start,))?,
         )?;
     }
+    object.set(
+        "randomBytes",
+        Function::new(ctx.clone(), |ctx: Ctx<'js>, count: f64| {
+            let count = if count >= 0.0 {
+                count as usize
+            } else {
+                usize::MAX
+            };
+            crypto::random_bytes(count)
+                .map_err(|e| rquickjs::Exception::throw_message(&ctx, &e.to_string()))
+        })?,
+    )?;
+    object.set(
+        "hash",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, algorithm: String, data: Vec<u8>| {
+                crypto::digest(&algorithm, &data)
+                    .map_err(|e| rquickjs::Exception::throw_message(&ctx, &e.to_string()))
+            },
+        )?,
+    )?;
     let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
     ctx.globals().set(key, object)
 }
@@ -974,6 +1013,8 @@ fn serve(
     ready: mpsc::SyncSender<Result<Started, String>>,
 ) {
     let shared = Rc::new(Shared::new(wake));
+    // Lines logged while loading carry the name the plugin is found under.
+    *shared.name.borrow_mut() = program.default_name.clone();
     let mut engine = match Engine::build(&program, &shared, &inbox) {
         Ok((engine, started)) => {
             let name = match (&started.name, program.name_is_fixed) {
@@ -991,14 +1032,15 @@ fn serve(
         }
     };
     let mut next_id: u64 = 0;
+    let mut pace = crate::worker::Pace::default();
     loop {
         let waiting = shared.backlog.borrow_mut().pop_front();
         let message = match (waiting, shared.next_wake()) {
             (Some(request), _) => Ok(Message::Call(request)),
             _ if shared.closed.get() => Ok(Message::Closed),
-            (None, None) => {
-                crate::worker::recv_spinning(&inbox).ok_or(mpsc::RecvTimeoutError::Disconnected)
-            }
+            (None, None) => pace
+                .recv(&inbox)
+                .ok_or(mpsc::RecvTimeoutError::Disconnected),
             (None, Some(at)) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         match &engine {

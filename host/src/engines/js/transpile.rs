@@ -294,7 +294,10 @@ fn too_deep(source: &str, limit: usize) -> Option<usize> {
                 || matches!(c, b'_' | b'$' | b'#' | b'.')
                 || c >= 0x80 =>
             {
+                // The first byte is part of the word (a `#` too, which
+                // the loop below does not take), so the scan always moves.
                 let start = i;
+                i += 1;
                 while i < bytes.len()
                     && (bytes[i].is_ascii_alphanumeric()
                         || matches!(bytes[i], b'_' | b'$' | b'.')
@@ -426,6 +429,17 @@ mod tests {
         let huge = " ".repeat(MAX_SOURCE_BYTES as usize + 1);
         let err = transpile(Path::new("huge.js"), &huge).unwrap_err();
         assert!(err.message.contains("over the limit"), "{}", err.message);
+    }
+
+    #[test]
+    fn private_names_and_a_lone_hash_do_not_stall_the_scan() {
+        // A `#` once stopped the scan from moving: loading hung forever.
+        let private =
+            "class A { #x = 1; #m() { return this.#x; } static #s() {} }\nexport default A;";
+        assert_eq!(too_deep(private, 10), None);
+        transpile(Path::new("private.js"), private).unwrap();
+        assert_eq!(too_deep("#", 10), None);
+        assert_eq!(too_deep("#!shebang\n#", 10), None);
     }
 
     #[test]

@@ -20,6 +20,7 @@ import { isBuiltin } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import vm from "node:vm";
+import { Buffer } from "node:buffer";
 
 const send = process.stdout.write.bind(process.stdout);
 const calls = new AsyncLocalStorage();
@@ -268,6 +269,29 @@ let unload = () => {};
 let env = Object.freeze({});
 const signals = new Map();
 
+// Run the flavor's prelude (it fills the flavor's settings and installs the
+// globals the embedded engine lacks), then put back every global Node had:
+// Node's own `process`, `Buffer` and `URL` win over emulations.
+async function prelude(specifier, settings, env) {
+  if (specifier === null || specifier === undefined) return;
+  const before = Object.getOwnPropertyNames(globalThis).map((name) => [
+    name,
+    Object.getOwnPropertyDescriptor(globalThis, name),
+  ]);
+  const module = await ready(flavorModule(specifier));
+  try {
+    module.namespace.default(JSON.stringify(settings), JSON.stringify(env));
+  } finally {
+    for (const [name, descriptor] of before) {
+      try {
+        Object.defineProperty(globalThis, name, descriptor);
+      } catch (_) {
+        // A property that cannot be redefined was not changed either.
+      }
+    }
+  }
+}
+
 async function load(init) {
   logLimit = init.log_limit;
   replyLimit = init.reply_limit;
@@ -276,6 +300,7 @@ async function load(init) {
   env = Object.freeze({ ...init.env });
   services(init.services);
   try {
+    await prelude(init.flavor.prelude, init.settings, init.env);
     const entry = await ready(await plugin(fs.realpathSync(init.entry)));
     const shape = await ready(flavorModule(init.flavor.shape));
     const shaped = await shape.namespace.default(entry.namespace, init.settings);

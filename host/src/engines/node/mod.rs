@@ -11,7 +11,9 @@
 //!
 //! Inside Node, a bootstrap (`bootstrap.mjs`, embedded) runs the same
 //! [`Flavor`] modules the embedded engine runs, so a flavor's shape maps a
-//! plugin the same way on both. TypeScript is stripped by the host
+//! plugin the same way on both. A flavor's prelude runs too, but may only
+//! add globals: Node's own (`process`, `Buffer`, `URL`, ...) are put back
+//! after it. TypeScript is stripped by the host
 //! ([`transpile`](crate::engines::js::transpile)) when the bootstrap asks for
 //! a file's source.
 //!
@@ -266,6 +268,7 @@ fn launch(
             .map(|b| (b.specifier, b.source))
             .collect(),
         shape: flavor.shape,
+        prelude: flavor.prelude,
     };
     let init = ToNode::Init {
         entry: &entry,

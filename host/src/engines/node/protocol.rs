@@ -20,6 +20,8 @@ pub struct FlavorSources {
     pub internals: BTreeMap<&'static str, &'static str>,
     /// The shape module.
     pub shape: &'static str,
+    /// The module run before the plugin's code, if any.
+    pub prelude: Option<&'static str>,
 }
 
 /// The host's services, as the bootstrap offers them to the flavor.

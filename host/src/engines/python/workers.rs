@@ -161,8 +161,9 @@ fn serve(py: Python<'_>, this: Worker, queue: Mutex<mpsc::Receiver<(u64, Job)>>)
     this.state.ident.store(ident as u64, Ordering::SeqCst);
     let _ = this.state.python.set(python.clone().unbind());
     let waiter = &this.state.waiter;
+    let mut pace = crate::worker::Pace::default();
     loop {
-        let next = waiter.detach(py, || crate::worker::recv_spinning(&lock(&queue)).ok_or(()));
+        let next = waiter.detach(py, || pace.recv(&lock(&queue)).ok_or(()));
         let Ok((id, job)) = next else { return };
         this.state.running.store(id, Ordering::SeqCst);
         // Given up on while this thread waited for the GIL: never run it.

@@ -1,0 +1,249 @@
+//! `yohost run --stats` and `yohost bench`:
+//! - `run --stats` prints each plugin's figures after the run: a table, or
+//!   one `{"stats": …}` JSON line whose counts match the run's calls;
+//! - `bench` times each plugin's hooks beside the in-process baseline and
+//!   prints what each adds; it never calls a plugin's tools;
+//! - a plugin whose hook throws, one that hangs, and a refused file do not
+//!   stop `bench`: the throws are counted, the hanging hook is timed no
+//!   further after its first timeout, the other plugins are timed, and it
+//!   exits 1;
+//! - `--calls 0` is refused.
+//!
+//! The dylib plugins are the example cdylibs of the `yohost` package, which
+//! `cargo test --workspace` builds (alone: `cargo build -p yohost --examples`).
+
+#[path = "../../host/tests/support/mod.rs"]
+mod support;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use support::*;
+
+/// Run `yohost ARGS` in `cwd`: (exit code, stdout, stderr).
+fn yohost(args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("yohost runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The example policy and tool dylibs, each in a folder of its own.
+fn dylib_dir() -> tempfile::TempDir {
+    let dir = plugin_dir();
+    for (name, example) in [
+        ("rust-policy", "example_policy"),
+        ("rust-tool", "example_tool"),
+    ] {
+        let lib = example_dylib(example);
+        write(
+            dir.path(),
+            &format!("{name}/plugin.toml"),
+            &format!("entry = {:?}", lib.display().to_string()),
+        );
+    }
+    dir
+}
+
+/// The entry of `hook` among a plugin's `hooks`.
+fn hook<'a>(plugin: &'a Value, hook: &str) -> Option<&'a Value> {
+    plugin["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["hook"] == hook)
+}
+
+/// The entry of plugin `name` in a list of plugins.
+fn plugin<'a>(plugins: &'a Value, name: &str) -> &'a Value {
+    plugins
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["plugin"] == name)
+        .unwrap_or_else(|| panic!("{name} in {plugins}"))
+}
+
+#[test]
+fn run_stats_prints_each_plugins_calls_failures_and_latencies() {
+    let dir = dylib_dir();
+    let work = plugin_dir();
+    let path = dir.path().to_str().unwrap();
+    let (code, stdout, stderr) = yohost(
+        &["run", path, "--prompt", "go", "--json", "--stats"],
+        work.path(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let stats = &last["stats"];
+    // The bundled script makes each of these calls once or more; every one
+    // reaches the policy, and the policy answers each.
+    let calls_to_tools = stdout
+        .lines()
+        .filter(|l| l.contains("\"type\":\"toolExecutionStart\""))
+        .count() as u64;
+    let policy = hook(plugin(stats, "rust-policy"), "before_tool").expect("before_tool figures");
+    assert_eq!(policy["calls"].as_u64(), Some(calls_to_tools), "{policy}");
+    assert_eq!(policy["failures"], 0);
+    assert_eq!(policy["timeouts"], 0);
+    assert_eq!(policy["timed"], policy["calls"]);
+    let (p50, p99, max) = (
+        policy["p50_us"].as_f64().unwrap(),
+        policy["p99_us"].as_f64().unwrap(),
+        policy["max_us"].as_f64().unwrap(),
+    );
+    assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{policy}");
+    let tool = plugin(stats, "rust-tool");
+    assert_eq!(hook(tool, "tools").expect("tools figures")["calls"], 1);
+    assert!(hook(tool, "call_tool").expect("call_tool figures")["calls"].as_u64() >= Some(1));
+
+    let (code, stdout, _) = yohost(&["run", path, "--prompt", "go", "--stats"], work.path());
+    assert_eq!(code, Some(0));
+    let table = stdout
+        .split_once("PLUGIN ")
+        .map(|(_, t)| t)
+        .expect("a table after the run");
+    for word in [
+        "HOOK",
+        "CALLS",
+        "FAILED",
+        "TIMEOUTS",
+        "P50",
+        "P99",
+        "rust-policy",
+    ] {
+        assert!(table.contains(word), "{word}: {table}");
+    }
+
+    let (_, stdout, _) = yohost(&["run", path, "--prompt", "go"], work.path());
+    assert!(!stdout.contains("TIMEOUTS"), "no figures unless asked");
+}
+
+#[test]
+fn bench_times_each_plugins_hooks_beside_the_baseline() {
+    let dir = dylib_dir();
+    let (code, stdout, stderr) = yohost(
+        &[
+            "bench",
+            dir.path().to_str().unwrap(),
+            "--calls",
+            "20",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["calls"], 20);
+    let base = hook(&doc["baseline"], "before_tool").expect("the baseline's before_tool");
+    assert_eq!(base["calls"], 20);
+    let policy = plugin(&doc["plugins"], "rust-policy");
+    let before = hook(policy, "before_tool").expect("before_tool timed");
+    assert_eq!(
+        (before["calls"].as_u64(), before["failures"].as_u64()),
+        (Some(20), Some(0))
+    );
+    assert!(before["stopped"].is_null());
+    assert!(before["median_us"].as_f64().unwrap() > 0.0);
+    assert!(before["p99_us"].as_f64() >= before["median_us"].as_f64());
+    let added = before["added_us"].as_f64().expect("what it adds");
+    assert_eq!(policy["per_tool_call_us"].as_f64(), Some(added));
+    let tool = plugin(&doc["plugins"], "rust-tool");
+    assert!(hook(tool, "tools").is_some(), "{tool}");
+    assert!(
+        hook(tool, "call_tool").is_none(),
+        "a plugin's tools are never run: {tool}"
+    );
+    assert!(
+        tool["per_tool_call_us"].is_null(),
+        "it has no tool-call hooks"
+    );
+
+    let (code, stdout, _) = yohost(
+        &["bench", dir.path().to_str().unwrap(), "--calls", "5"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("rust-policy adds ") && stdout.contains(" to each tool call"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_throwing_a_hanging_and_a_refused_plugin_do_not_stop_bench() {
+    let dir = dylib_dir();
+    write(
+        dir.path(),
+        "thrower.ts",
+        r#"import { definePlugin } from "yohost";
+export default definePlugin({
+  name: "thrower",
+  before_tool() { throw new Error("no"); },
+});"#,
+    );
+    write(
+        dir.path(),
+        "hanger/plugin.toml",
+        "[timeouts]\nbefore_tool = 200\n",
+    );
+    write(
+        dir.path(),
+        "hanger/index.ts",
+        r#"import { definePlugin } from "yohost";
+export default definePlugin({
+  name: "hanger",
+  before_tool() { return new Promise(() => {}); },
+  after_tool() { return null; },
+});"#,
+    );
+    write(dir.path(), "broken.so", "not a library");
+    let (code, stdout, stderr) = yohost(
+        &[
+            "bench",
+            dir.path().to_str().unwrap(),
+            "--calls",
+            "50",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(code, Some(1), "failures and refusals exit 1: {stderr}");
+    assert!(stderr.contains("plugin 'broken' refused"), "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let thrower = hook(plugin(&doc["plugins"], "thrower"), "before_tool").unwrap();
+    assert_eq!(
+        (thrower["calls"].as_u64(), thrower["failures"].as_u64()),
+        (Some(50), Some(55)),
+        "every call (warm-up too) threw and was counted: {thrower}"
+    );
+    let hanger = plugin(&doc["plugins"], "hanger");
+    let hung = hook(hanger, "before_tool").unwrap();
+    assert_eq!(hung["stopped"], "timeout", "{hung}");
+    assert_eq!(hung["failures"], 1, "timed no further: {hung}");
+    let after = hook(hanger, "after_tool").unwrap();
+    assert_eq!(
+        (after["calls"].as_u64(), after["failures"].as_u64()),
+        (Some(50), Some(0)),
+        "its other hook is timed in a fresh run: {after}"
+    );
+    let policy = hook(plugin(&doc["plugins"], "rust-policy"), "before_tool").unwrap();
+    assert_eq!(policy["calls"], 50);
+}
+
+#[test]
+fn bench_refuses_zero_calls() {
+    let dir = plugin_dir();
+    let (code, _, stderr) = yohost(
+        &["bench", dir.path().to_str().unwrap(), "--calls", "0"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--calls"), "{stderr}");
+}

@@ -1,0 +1,89 @@
+//! Tool arguments are checked against the tool's JSON Schema before the
+//! plugin sees them, for every engine's tools, through a real
+//! `yoagent::Agent`:
+//! - a TypeScript tool and a Python tool called with arguments that do not
+//!   match answer an error result naming each field (`Validation failed
+//!   for tool "…"`), and their code never runs;
+//! - the same tools called with matching arguments run.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+use yohost::PluginHost;
+
+const TS_TOOL: &str = r#"import { definePlugin, text } from "yohost";
+export default definePlugin({
+  tools: [
+    {
+      name: "repeat",
+      description: "Repeat a word",
+      parameters: {
+        type: "object",
+        properties: { word: { type: "string" }, times: { type: "integer", minimum: 1 } },
+        required: ["word", "times"],
+      },
+      execute: (args: { word: string; times: number }) => ({ content: [text(args.word.repeat(args.times))] }),
+    },
+  ],
+});
+"#;
+
+const PY_TOOL: &str = r#"from yohost import CallTool, Plugin, ToolReply
+
+plugin = Plugin("py-count")
+
+
+@plugin.tool(
+    name="count",
+    description="Count the letters of a word",
+    parameters={
+        "type": "object",
+        "properties": {"word": {"type": "string"}},
+        "required": ["word"],
+        "additionalProperties": False,
+    },
+)
+def count(call: CallTool) -> ToolReply:
+    return str(len(call["args"]["word"]))
+"#;
+
+#[tokio::test]
+async fn arguments_that_do_not_match_the_schema_never_reach_the_tool() {
+    let dir = plugin_dir();
+    write(dir.path(), "repeat.ts", TS_TOOL);
+    write(dir.path(), "count.py", PY_TOOL);
+    let host = PluginHost::open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![
+        call("repeat", json!({"word": 3, "times": 0})),
+        call("repeat", json!({})),
+        call("count", json!({"word": "abc", "extra": true})),
+        call("repeat", json!({"word": "ab", "times": 2})),
+        call("count", json!({"word": "abc"})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    let failed = |i: usize, fields: &[&str]| {
+        let (tool, text, is_error) = &results[i];
+        assert!(is_error, "{results:?}");
+        assert!(
+            text.starts_with(&format!("Validation failed for tool \"{tool}\":")),
+            "{text}"
+        );
+        for field in fields {
+            assert!(
+                text.contains(&format!("  - {field}: ")),
+                "{field} in {text}"
+            );
+        }
+    };
+    failed(0, &["word", "times"]);
+    failed(1, &["root"]);
+    assert!(results[1].1.contains("\"word\""), "{results:?}");
+    failed(2, &["root"]);
+    assert!(results[2].1.contains("extra"), "{results:?}");
+    assert_eq!(results[3], ("repeat".into(), "abab".into(), false));
+    assert_eq!(results[4], ("count".into(), "3".into(), false));
+}

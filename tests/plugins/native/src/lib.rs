@@ -1,0 +1,1 @@
+//! Nothing: the guests are the examples of this crate.
