@@ -340,7 +340,7 @@ mod tests {
         let v = NodeVersion::parse("v20.11.0").unwrap();
         let hostile = PathBuf::from("/a,/etc");
         assert_eq!(
-            permission_flags(&v, &[hostile.clone()], &[], false),
+            permission_flags(&v, std::slice::from_ref(&hostile), &[], false),
             Err(UnsayableGrant(hostile))
         );
     }
