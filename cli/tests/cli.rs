@@ -16,51 +16,25 @@
 //! `yohost-adapter-rutis-agent` packages, which `cargo test --workspace`
 //! builds (alone: `cargo build -p yohost-cli -p yohost-adapter-rutis-agent --examples`).
 
+mod common;
 #[path = "../../host/tests/support/mod.rs"]
 mod support;
 
+use common::*;
 use std::path::Path;
 use std::process::Command;
 use support::*;
-
-fn yohost(args: &[&str], cwd: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("yohost runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
-fn dylib_dir() -> tempfile::TempDir {
-    let dir = plugin_dir();
-    for (name, example) in [
-        ("rust-policy", "example_policy"),
-        ("rust-tool", "example_tool"),
-    ] {
-        let lib = example_dylib(example);
-        write(
-            dir.path(),
-            &format!("{name}/plugin.toml"),
-            &format!("entry = {:?}", lib.display().to_string()),
-        );
-    }
-    dir
-}
 
 #[test]
 fn check_json_lists_loaded_and_refused_plugins_with_reasons() {
     let dir = dylib_dir();
     write(dir.path(), "broken.so", "not a library");
     write(dir.path(), "mystery.xyz", "?");
-    let (ok, stdout) = yohost(
+    let (code, stdout, _) = yohost(
         &["check", "--json", dir.path().to_str().unwrap()],
         dir.path(),
     );
-    assert!(!ok, "a refused plugin makes `check` fail");
+    assert_eq!(code, Some(1), "a refused plugin makes `check` fail");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let plugins = doc["plugins"].as_array().unwrap();
     let find = |name: &str| checked(&doc, name);
@@ -121,11 +95,11 @@ fn check_exits_0_when_every_plugin_loads_and_1_when_any_is_refused() {
 fn run_prints_the_run_and_plugin_lines_with_the_run_id() {
     let dir = dylib_dir();
     let work = plugin_dir();
-    let (ok, stdout) = yohost(
+    let (code, stdout, _) = yohost(
         &["run", dir.path().to_str().unwrap(), "--prompt", "go"],
         work.path(),
     );
-    assert!(ok, "{stdout}");
+    assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("-> word_count"), "{stdout}");
     assert!(
         stdout.contains("<- bash [error] Tool call denied: rust-policy"),
@@ -133,7 +107,7 @@ fn run_prints_the_run_and_plugin_lines_with_the_run_id() {
     );
     assert!(stdout.contains("[rust-tool info run "), "{stdout}");
 
-    let (ok, stdout) = yohost(
+    let (code, stdout, _) = yohost(
         &[
             "run",
             dir.path().to_str().unwrap(),
@@ -143,7 +117,7 @@ fn run_prints_the_run_and_plugin_lines_with_the_run_id() {
         ],
         work.path(),
     );
-    assert!(ok);
+    assert_eq!(code, Some(0));
     let lines: Vec<serde_json::Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -169,7 +143,7 @@ fn check_lists_rutis_agent_tools_and_refuses_a_malformed_library_with_the_reason
         let lib = example_dylib(example);
         std::fs::copy(&lib, dir.path().join(lib.file_name().unwrap())).unwrap();
     }
-    let (_, stdout) = yohost(
+    let (_, stdout, _) = yohost(
         &["check", "--json", dir.path().to_str().unwrap()],
         dir.path(),
     );
@@ -251,29 +225,13 @@ fn the_demo_script_with_no_plugins_acts_only_inside_a_folder_it_makes() {
     );
 }
 
-/// Run `yohost` with `RUST_LOG` and `NO_COLOR` unset: (success, stdout, stderr).
-fn yohost_plain(args: &[&str], cwd: &Path) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("RUST_LOG")
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("yohost runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn check_prints_each_refusal_once_and_no_colours_when_not_on_a_terminal() {
     let dir = plugin_dir();
     write(dir.path(), "broken.so", "not a library");
     write(dir.path(), "no-hooks.ts", "export default {};");
-    let (ok, stdout, stderr) = yohost_plain(&["check", dir.path().to_str().unwrap()], dir.path());
-    assert!(!ok);
+    let (code, stdout, stderr) = yohost(&["check", dir.path().to_str().unwrap()], dir.path());
+    assert_eq!(code, Some(1));
     let all = format!("{stdout}{stderr}");
     assert_eq!(all.matches("cannot load the library").count(), 1, "{all}");
     assert_eq!(all.matches("implements no hooks").count(), 1, "{all}");
@@ -342,8 +300,8 @@ fn run_names_the_plugin_of_each_decision_after_the_call_it_concerns() {
     let (plugins, work) = decisions_dir();
     let dir = plugins.path().to_str().unwrap();
     let args = ["run", dir, "--prompt", "go", "--script", "script.json"];
-    let (ok, stdout, _) = yohost_plain(&args, work.path());
-    assert!(ok, "{stdout}");
+    let (code, stdout, _) = yohost(&args, work.path());
+    assert_eq!(code, Some(0), "{stdout}");
     let at = |wanted: &str| position(&stdout, wanted);
     let rm = at(r#"-> bash {"command":"rm -rf ./build"}"#);
     assert_eq!(at("  [guard warn run "), rm + 1, "{stdout}");
@@ -377,8 +335,8 @@ fn run_names_the_plugin_of_each_decision_after_the_call_it_concerns() {
         "script.json",
         "--json",
     ];
-    let (ok, stdout, _) = yohost_plain(&args, work.path());
-    assert!(ok, "{stdout}");
+    let (code, stdout, _) = yohost(&args, work.path());
+    assert_eq!(code, Some(0), "{stdout}");
     let decisions: Vec<serde_json::Value> = stdout
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -431,7 +389,7 @@ fn check_lists_dsh_and_pi_plugins_with_their_tools_or_the_reason() {
         "hello.ts",
         "import type { ExtensionAPI } from \"@earendil-works/pi-coding-agent\";\nexport default function (pi: ExtensionAPI) {\n  pi.registerTool({ name: \"hello\", execute: async () => ({ content: [] }) });\n}\n",
     );
-    let (_, stdout) = yohost(
+    let (_, stdout, _) = yohost(
         &["check", "--json", dir.path().to_str().unwrap()],
         dir.path(),
     );

@@ -12,44 +12,13 @@
 //! The dylib plugins are the example cdylibs of the `yohost` package, which
 //! `cargo test --workspace` builds (alone: `cargo build -p yohost --examples`).
 
+mod common;
 #[path = "../../host/tests/support/mod.rs"]
 mod support;
 
+use common::*;
 use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
 use support::*;
-
-/// Run `yohost ARGS` in `cwd`: (exit code, stdout, stderr).
-fn yohost(args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("yohost runs");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// The example policy and tool dylibs, each in a folder of its own.
-fn dylib_dir() -> tempfile::TempDir {
-    let dir = plugin_dir();
-    for (name, example) in [
-        ("rust-policy", "example_policy"),
-        ("rust-tool", "example_tool"),
-    ] {
-        let lib = example_dylib(example);
-        write(
-            dir.path(),
-            &format!("{name}/plugin.toml"),
-            &format!("entry = {:?}", lib.display().to_string()),
-        );
-    }
-    dir
-}
 
 /// The entry of `hook` among a plugin's `hooks`.
 fn hook<'a>(plugin: &'a Value, hook: &str) -> Option<&'a Value> {

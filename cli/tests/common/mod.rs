@@ -1,0 +1,40 @@
+//! What the command's tests share: running `yohost`, and a plugin
+//! directory of the example dylibs.
+
+use crate::support::{example_dylib, plugin_dir, write};
+use std::path::Path;
+use std::process::Command;
+
+/// Run `yohost ARGS` in `cwd`, with `RUST_LOG` and `NO_COLOR` unset:
+/// (exit code, stdout, stderr).
+pub fn yohost(args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("yohost runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The example policy and tool dylibs, each in a folder of its own.
+pub fn dylib_dir() -> tempfile::TempDir {
+    let dir = plugin_dir();
+    for (name, example) in [
+        ("rust-policy", "example_policy"),
+        ("rust-tool", "example_tool"),
+    ] {
+        let lib = example_dylib(example);
+        write(
+            dir.path(),
+            &format!("{name}/plugin.toml"),
+            &format!("entry = {:?}", lib.display().to_string()),
+        );
+    }
+    dir
+}
