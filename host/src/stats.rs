@@ -1,7 +1,7 @@
 //! Per-plugin figures: for each hook of a plugin, how many calls the host
 //! made, how many failed or timed out, and how long they took.
 //!
-//! Every call of a run goes through [`PluginSession`](crate::session), which
+//! Every call of a run goes through the run's session (`session.rs`), which
 //! records it here. Recording is a few relaxed atomic additions on counters
 //! the plugin's own hook owns: no lock, nothing shared between plugins, so
 //! plugins called at once from many runs never wait for each other. The

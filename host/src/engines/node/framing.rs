@@ -7,7 +7,7 @@ use crate::limits::MAX_REPLY_BYTES;
 use std::io::{Read, Write};
 
 /// Room for a frame's envelope around a reply of
-/// [`MAX_REPLY_BYTES`](crate::limits::MAX_REPLY_BYTES) (the bootstrap
+/// [`crate::limits::MAX_REPLY_BYTES`] (the bootstrap
 /// reports a larger reply as too large instead of sending it).
 pub const FRAME_OVERHEAD: usize = 1024;
 
