@@ -6,8 +6,6 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use std::time::Duration;
-use yohost::discovery::{scan, Found};
 
 const POLICY: &str = r#"
 import { definePlugin } from "yohost";
@@ -43,19 +41,7 @@ fn bench(c: &mut Criterion) {
     );
     common::before_tool_group(c, &rt, "node", &host);
 
-    let candidate = match scan(dir.path()).unwrap().remove(0) {
-        Found::Plugin(candidate) => candidate,
-        Found::Refused { reason, .. } => panic!("{reason}"),
-    };
-    let mut group = c.benchmark_group("load");
-    group
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(5))
-        .warm_up_time(Duration::from_secs(1));
-    group.bench_function("node (cold)", |b| {
-        b.iter(|| yohost::engines::load(&yohost::Adapters::default(), &candidate).unwrap())
-    });
-    group.finish();
+    common::cold_load_group(c, dir.path(), "node", 10, 5);
 }
 
 criterion_group!(benches, bench);

@@ -2,7 +2,8 @@
 //! the agent loop makes it, with an empty conversation or a long one.
 #![allow(dead_code)] // each bench uses a different part
 
-use criterion::{measurement::WallTime, BenchmarkGroup};
+use criterion::{measurement::WallTime, BenchmarkGroup, Criterion};
+use std::path::Path;
 use tokio_util::sync::CancellationToken;
 use yoagent::extension::{Extension, RunContext, RunHooks};
 use yoagent::{AgentMessage, Message, ToolCallRequest, ToolDecision};
@@ -105,4 +106,22 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("a runtime")
+}
+
+/// Bench a cold load of the only plugin in `dir`, named `name` in the
+/// `load` group: discovery's candidate, loaded afresh each time.
+pub fn cold_load_group(c: &mut Criterion, dir: &Path, name: &str, samples: usize, seconds: u64) {
+    let candidate = match yohost::discovery::scan(dir).unwrap().remove(0) {
+        yohost::discovery::Found::Plugin(candidate) => candidate,
+        yohost::discovery::Found::Refused { reason, .. } => panic!("{reason}"),
+    };
+    let mut group = c.benchmark_group("load");
+    group
+        .sample_size(samples)
+        .measurement_time(std::time::Duration::from_secs(seconds))
+        .warm_up_time(std::time::Duration::from_secs(1));
+    group.bench_function(format!("{name} (cold)"), |b| {
+        b.iter(|| yohost::engines::load(&yohost::Adapters::default(), &candidate).unwrap())
+    });
+    group.finish();
 }
