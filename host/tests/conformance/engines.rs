@@ -152,23 +152,11 @@ pub fn dylib() -> Engine {
         },
         broken_entry: "fixture.so",
         broken_manifest: "",
-        hooks: &Hook::ALL,
-        rewrites: Support::Yes,
-        raises: Support::Yes,
         throw_kind: "crashed",
-        error_kind: "guest",
-        shape_kind: "bad_reply",
         sandboxed: TRUSTED,
         files: TRUSTED,
         file_kind: "",
-        logs: Support::Yes,
-        images: Support::Yes,
-        echoed: same_text,
-        sees_run_id: Support::Yes,
-        input_reason: FIXTURE_REJECT,
-        on_stop: Support::Yes,
-        finish: Support::Yes,
-        event_name: every_event,
+        ..ts()
     }
 }
 
@@ -185,23 +173,8 @@ pub fn wasm() -> Engine {
         },
         broken_entry: "fixture.wasm",
         broken_manifest: "",
-        hooks: &Hook::ALL,
-        rewrites: Support::Yes,
-        raises: Support::Yes,
         throw_kind: "crashed",
-        error_kind: "guest",
-        shape_kind: "bad_reply",
-        sandboxed: Support::Yes,
-        files: Support::Yes,
-        file_kind: "guest",
-        logs: Support::Yes,
-        images: Support::Yes,
-        echoed: same_text,
-        sees_run_id: Support::Yes,
-        input_reason: FIXTURE_REJECT,
-        on_stop: Support::Yes,
-        finish: Support::Yes,
-        event_name: every_event,
+        ..ts()
     }
 }
 
@@ -275,23 +248,10 @@ pub fn python() -> Engine {
         },
         broken_entry: "fixture.py",
         broken_manifest: "",
-        hooks: &Hook::ALL,
-        rewrites: Support::Yes,
-        raises: Support::Yes,
-        throw_kind: "guest",
-        error_kind: "guest",
-        shape_kind: "bad_reply",
         sandboxed: TRUSTED,
         files: TRUSTED,
         file_kind: "",
-        logs: Support::Yes,
-        images: Support::Yes,
-        echoed: same_text,
-        sees_run_id: Support::Yes,
-        input_reason: FIXTURE_REJECT,
-        on_stop: Support::Yes,
-        finish: Support::Yes,
-        event_name: every_event,
+        ..ts()
     }
 }
 
