@@ -46,6 +46,9 @@ fn print_table(report: &[PluginReport]) {
             plugin.hooks.join(","),
             plugin.tools.join(","),
         );
+        if let Some(why) = &plugin.routed {
+            println!("    on {}: {why}", plugin.engine.as_deref().unwrap_or("-"));
+        }
         if let Some(reason) = &plugin.reason {
             println!("    reason: {reason}");
         }

@@ -126,7 +126,9 @@ impl Adapters {
     }
 
     /// Load a candidate through the entry for its (engine, ecosystem) pair.
-    /// A pair with no entry is refused with [`LoadError::NoAdapter`].
+    /// A pair with no entry is refused with [`LoadError::NoAdapter`]; a
+    /// plugin the embedded engine finds needs Node is routed
+    /// ([`crate::routing`]).
     pub fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
         match self.get(candidate.engine, candidate.ecosystem) {
             Some(adapter) => {
@@ -135,7 +137,12 @@ impl Adapters {
                     path: candidate.entry.clone(),
                     error,
                 })?;
-                adapter.load(candidate, grants)
+                match adapter.load(candidate, grants) {
+                    Err(LoadError::NeedsNode { needs, .. }) => {
+                        crate::routing::route(self, candidate, needs)
+                    }
+                    loaded => loaded,
+                }
             }
             None => Err(LoadError::NoAdapter {
                 path: candidate.entry.clone(),
@@ -148,7 +155,7 @@ impl Adapters {
 
     /// Who serves `ecosystem`: the engines it is registered for here, else
     /// the crate to register.
-    fn serving(&self, ecosystem: Ecosystem) -> String {
+    pub(crate) fn serving(&self, ecosystem: Ecosystem) -> String {
         let engines: Vec<&str> = self
             .entries
             .values()

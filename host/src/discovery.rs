@@ -286,13 +286,16 @@ fn candidate(
         None => detect_ecosystem(root, &entry, engine)?,
     };
     let engine = match (manifest.engine, engine) {
-        (EngineChoice::Auto, engine) => engine,
+        (EngineChoice::Auto, engine) | (EngineChoice::Embedded, engine @ EngineKind::Js) => {
+            engine
+        }
         (EngineChoice::Node, EngineKind::Js) => EngineKind::Node,
-        (EngineChoice::Node, other) => {
+        (choice @ (EngineChoice::Node | EngineChoice::Embedded), other) => {
             return Err(LoadError::Invalid {
                 path: root.join(MANIFEST_FILE),
                 message: format!(
-                    "`engine = \"node\"` runs JavaScript and TypeScript plugins; the entry {} is a {} plugin",
+                    "`engine = \"{}\"` runs JavaScript and TypeScript plugins; the entry {} is a {} plugin",
+                    if choice == EngineChoice::Node { "node" } else { "embedded" },
                     entry.display(),
                     other.as_str()
                 ),
@@ -415,12 +418,37 @@ fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {
         let path = entry.path();
         let name = entry.file_name();
         let name = name.to_string_lossy();
+        if depth == 0 && name == "node_modules" {
+            collect_packages(&path, out);
+            continue;
+        }
         if matches!(&*name, "node_modules" | "__pycache__" | "target") || name.starts_with('.') {
             continue;
         }
         match entry.file_type() {
             Ok(kind) if kind.is_dir() => collect_files(&path, out, depth + 1),
             _ => out.push(stat(&path)),
+        }
+    }
+}
+
+/// The folder `node_modules` and its packages (`@scope/name` too), not
+/// their files: installing, removing or rebuilding a package changes them,
+/// and may change the engine `engine = "auto"` picks
+/// ([`crate::routing`]).
+fn collect_packages(node_modules: &Path, out: &mut Fingerprint) {
+    out.push(stat(node_modules));
+    let Ok(rd) = std::fs::read_dir(node_modules) else {
+        return;
+    };
+    for entry in rd.filter_map(Result::ok) {
+        let path = entry.path();
+        out.push(stat(&path));
+        let scoped = entry.file_name().to_string_lossy().starts_with('@');
+        if scoped && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if let Ok(rd) = std::fs::read_dir(&path) {
+                out.extend(rd.filter_map(Result::ok).map(|e| stat(&e.path())));
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::manifest::{Ecosystem, ManifestError, NameError};
 use crate::plugin::EngineKind;
 use crate::private_dir::PrivateDirError;
+use crate::routing::NodeNeeds;
 use crate::source::ReadError;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -176,6 +177,16 @@ pub enum LoadError {
         /// Who serves that ecosystem: the engines this host loads it on, or
         /// the adapter crate to register.
         serving: String,
+    },
+    /// The embedded engine found that the plugin's import graph needs Node
+    /// ([`NodeNeeds`]) and nothing else stops it. [`Adapters::load`](crate::Adapters::load)
+    /// routes it ([`crate::routing`]); this error never reaches a report.
+    #[error("{path}: it needs Node: {needs}")]
+    NeedsNode {
+        /// The plugin's entry file.
+        path: PathBuf,
+        /// What it needs.
+        needs: NodeNeeds,
     },
     /// The file is not a kind of plugin the host knows.
     #[error("{0}: not a plugin: expected .so/.dylib/.dll, .wasm, .ts/.mts/.js/.mjs or .py, or a folder with plugin.toml, index.ts, __init__.py or a package.json with a `pi` field")]

@@ -110,6 +110,7 @@ pub mod plugin;
 pub mod private_dir;
 mod registry;
 mod report;
+pub mod routing;
 pub(crate) mod runset;
 mod session;
 pub mod source;

@@ -10,7 +10,7 @@
 //! priority = 10             # default: 100; lower runs first
 //! ecosystem = "pi"          # default: detected from the source's imports
 //! entry = "src/main.ts"     # default: the obvious entry of the folder
-//! engine = "node"           # JS/TS only: "auto" (default: the embedded engine) or "node"
+//! engine = "node"           # JS/TS only: "auto" (default: embedded, Node when the import graph needs it), "embedded" or "node"
 //!
 //! [timeouts]                # milliseconds, 1 to 86400000 (a day); default: the contract's per hook
 //! before_tool = 2000
@@ -190,10 +190,14 @@ impl Ecosystem {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineChoice {
-    /// The engine the entry's extension names (the embedded one for
-    /// JavaScript and TypeScript).
+    /// The engine the entry's extension names; a JavaScript or TypeScript
+    /// plugin whose import graph needs what only Node has (a Node built-in
+    /// outside the flavor's table, a native addon) runs on Node
+    /// ([`crate::routing`]).
     #[default]
     Auto,
+    /// The embedded engine only: a plugin that needs Node is refused.
+    Embedded,
     /// A `node` process: for plugins that need all of Node.
     Node,
 }

@@ -31,6 +31,7 @@ impl NativePlugin {
             name: name.to_string(),
             file: PathBuf::from(format!("<native:{name}>")),
             engine: EngineKind::Native,
+            routed: None,
             ecosystem: crate::manifest::Ecosystem::Yohost,
             manifest,
             hooks: hooks.iter().copied().collect::<BTreeSet<_>>(),

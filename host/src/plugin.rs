@@ -11,6 +11,7 @@
 
 use crate::error::CallError;
 use crate::manifest::{Ecosystem, Manifest, Mode};
+use crate::routing::Routed;
 use crate::stats::PluginStats;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -95,6 +96,9 @@ pub struct Loaded {
     pub warnings: Vec<String>,
     /// The API it was written against, if the engine detected it.
     pub ecosystem: Option<Ecosystem>,
+    /// Set when `engine = "auto"` sent it to another engine than its
+    /// file's ([`crate::routing`]): which, and why. Engines leave it `None`.
+    pub routed: Option<Routed>,
 }
 
 /// A plugin the host loaded, with what it knows about it.
@@ -105,6 +109,9 @@ pub struct LoadedPlugin {
     pub file: PathBuf,
     /// The engine it runs on.
     pub engine: EngineKind,
+    /// Why it runs on that engine, when `engine = "auto"` chose another
+    /// than its file's (`yohost check` shows it).
+    pub routed: Option<String>,
     /// The API it is written against.
     pub ecosystem: Ecosystem,
     /// Its manifest (defaults if it has none).

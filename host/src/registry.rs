@@ -268,7 +268,11 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
     Ok(LoadedPlugin {
         name,
         file: candidate.root.clone(),
-        engine: candidate.engine,
+        engine: loaded
+            .routed
+            .as_ref()
+            .map_or(candidate.engine, |r| r.engine),
+        routed: loaded.routed.map(|r| r.because),
         ecosystem: loaded.ecosystem.unwrap_or(candidate.ecosystem),
         manifest: candidate.manifest.clone(),
         hooks: loaded.hooks,

@@ -30,8 +30,11 @@ pub struct PluginReport {
     /// Its file or folder (in JSON, bytes that are not UTF-8 are replaced).
     #[serde(serialize_with = "lossy_path")]
     pub file: PathBuf,
-    /// Its engine (`dylib`, `wasm`, `js`, `python`), if known.
+    /// Its engine (`dylib`, `wasm`, `js`, `node`, `python`), if known.
     pub engine: Option<String>,
+    /// Why it runs on that engine, when `engine = "auto"` sent it to
+    /// another than its file's (a plugin that needs Node).
+    pub routed: Option<String>,
     /// Its ecosystem (`yohost`, `pi`, `dsh`, `rutis-agent`), if known.
     pub ecosystem: Option<String>,
     /// Loaded or refused.
@@ -70,6 +73,9 @@ impl std::fmt::Display for PluginReport {
                 }
             }
         }
+        if let (Some(engine), Some(why)) = (&self.engine, &self.routed) {
+            write!(f, "\n  on {engine}: {why}")?;
+        }
         for warning in &self.warnings {
             write!(f, "\n  warning: {warning}")?;
         }
@@ -95,6 +101,7 @@ pub async fn report(snapshot: &Snapshot) -> Vec<PluginReport> {
             name: refusal.name.clone(),
             file: refusal.file.clone(),
             engine: refusal.engine.map(|e| e.as_str().to_string()),
+            routed: None,
             ecosystem: refusal.ecosystem.map(|e| e.as_str().to_string()),
             status: Status::Refused,
             hooks: Vec::new(),
@@ -134,6 +141,7 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
         name: plugin.name.clone(),
         file: plugin.file.clone(),
         engine: Some(plugin.engine.as_str().to_string()),
+        routed: plugin.routed.clone(),
         ecosystem: Some(plugin.ecosystem.as_str().to_string()),
         status: Status::Loaded,
         hooks: plugin
@@ -156,6 +164,7 @@ mod tests {
             name: "guard".into(),
             file: PathBuf::from("plugins/guard.ts"),
             engine: Some("js".into()),
+            routed: None,
             ecosystem: Some("yohost".into()),
             status,
             hooks: vec!["tools".into(), "before_tool".into()],
@@ -176,6 +185,13 @@ mod tests {
         assert_eq!(
             loaded.to_string(),
             "guard (js, yohost): loaded; hooks tools, before_tool; tools shout\n  warning: no network API yet"
+        );
+        let mut routed = line(Status::Loaded);
+        routed.engine = Some("node".into());
+        routed.routed = Some("index.ts imports `node:net`".into());
+        assert_eq!(
+            routed.to_string(),
+            "guard (node, yohost): loaded; hooks tools, before_tool; tools shout\n  on node: index.ts imports `node:net`"
         );
         let mut refused = line(Status::Refused);
         refused.engine = None;

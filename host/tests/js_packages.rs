@@ -10,8 +10,10 @@
 //! - a package that is not installed refuses the plugin, naming the package
 //!   and saying to run `npm install` in the plugin's folder; so does `yohost
 //!   check`'s report;
-//! - a Node built-in module the flavor does not provide refuses the plugin,
-//!   even when a package of that name is installed;
+//! - a Node built-in module the flavor does not provide refuses a plugin
+//!   held to the embedded engine (`engine = "embedded"`), even when a
+//!   package of that name is installed (with `engine = "auto"` it runs on
+//!   Node: `node_plugins.rs`);
 //! - a CommonJS `require` of a package that is not installed throws when it
 //!   runs, naming the package (packages `require` optional dependencies
 //!   inside `try`), and `ctx.signal` is an `AbortSignal`.
@@ -166,6 +168,11 @@ async fn a_missing_package_is_named_with_the_command_that_installs_it() {
         dir.path(),
         "uses-node/index.js",
         "import crypto from \"node:crypto\";\nexport default { before_tool: () => crypto && null };\n",
+    );
+    write(
+        dir.path(),
+        "uses-node/plugin.toml",
+        "engine = \"embedded\"\n",
     );
     // An installed package named like a Node module does not stand in for it.
     write(

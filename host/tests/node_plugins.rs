@@ -14,7 +14,18 @@
 //!   closed (`crashed`) and the rest of the run, and the next run gets a new
 //!   process; dropping the host kills the process;
 //! - TypeScript outside the plugin's folder is not compiled for it, and
-//!   `engine = "node"` on a Python entry is refused.
+//!   `engine = "node"` on a Python entry is refused;
+//! - a call that overruns its deadline retires its process: another run's
+//!   call in flight on it still answers, the next run gets a new process,
+//!   and the old one is gone once its calls are done;
+//! - dropping the host lets a pi extension's `session_shutdown` run on
+//!   Node before the process is killed;
+//! - `engine = "auto"` (the default): a plugin whose import graph needs a
+//!   Node built-in the flavor lacks, or an npm package with a native addon,
+//!   runs on Node, and `yohost check`'s report says why; `engine =
+//!   "embedded"` refuses it, naming what it needs; an import refused for
+//!   another reason wins over the need for Node; in a live directory the
+//!   engine follows the plugin's `node_modules`.
 //!
 //! Every test is skipped, saying why, when `node` is not on PATH.
 
@@ -95,6 +106,11 @@ export default definePlugin({
       exit: () => process.exit(3),
       garbage: () => fs.writeSync(1, "garbage on the wire"),
     };
+    const slept = /^sleep-(\d+)$/.exec(cmd);
+    if (slept) {
+      await new Promise((r) => setTimeout(r, Number(slept[1])));
+      return { args: { command: `${cmd}=ok:${process.pid}` } };
+    }
     const outcome = outcomes[cmd];
     return outcome ? { args: { command: `${cmd}=${attempt(outcome)}` } } : null;
   },
@@ -156,11 +172,13 @@ async fn node_builtins_own_typescript_and_npm_packages_load_on_node() {
     assert_eq!(run_ids.len(), 2, "both lines are logged");
     assert!(run_ids.iter().all(|id| !id.is_empty()), "{run_ids:?}");
 
-    // The same plugin on the embedded engine: refused for the built-in.
+    // The same plugin held to the embedded engine: refused for the built-in.
     let embedded = plugin_dir();
     install_probe(embedded.path(), "");
     let toml = embedded.path().join("probe/plugin.toml");
-    let manifest = std::fs::read_to_string(&toml).unwrap().replace(NODE, "");
+    let manifest = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replace(NODE, "engine = \"embedded\"\n");
     std::fs::write(&toml, manifest).unwrap();
     let host = PluginHost::open(embedded.path()).unwrap();
     let report = host.report().await;
@@ -300,4 +318,269 @@ async fn typescript_outside_the_folder_is_not_compiled_and_node_runs_only_javasc
         .clone()
         .unwrap_or_default();
     assert!(reason.contains("outside.ts"), "{reason}");
+}
+
+/// A plugin `name` whose tool `hash` answers with the `hasher` package's
+/// `hash`; the package is native when `native` is set (a `binding.gyp`).
+fn install_hasher(dir: &Path, name: &str, manifest: &str, native: bool) {
+    write(
+        dir,
+        &format!("{name}/index.ts"),
+        r#"
+import { definePlugin, text } from "yohost";
+import { hash } from "hasher";
+
+export default definePlugin({
+  tools: [{
+    name: "hash",
+    description: "Hash a text",
+    parameters: { type: "object", properties: { text: { type: "string" } } },
+    async execute(args: { text: string }) {
+      return { content: [text(hash(args.text))] };
+    },
+  }],
+});
+"#,
+    );
+    write(
+        dir,
+        &format!("{name}/node_modules/hasher/package.json"),
+        r#"{"name": "hasher", "main": "index.js"}"#,
+    );
+    write(
+        dir,
+        &format!("{name}/node_modules/hasher/index.js"),
+        "exports.hash = (s) => 'h:' + s + ':' + (typeof globalThis.process);\n",
+    );
+    set_native(dir, name, native);
+    write(dir, &format!("{name}/plugin.toml"), manifest);
+}
+
+/// Give `name`'s `hasher` package a `binding.gyp`, or take it away.
+fn set_native(dir: &Path, name: &str, native: bool) {
+    let gyp = dir.join(format!("{name}/node_modules/hasher/binding.gyp"));
+    if native {
+        write(
+            dir,
+            &format!("{name}/node_modules/hasher/binding.gyp"),
+            "{}",
+        );
+    } else if gyp.exists() {
+        std::fs::remove_file(gyp).unwrap();
+    }
+}
+
+/// The text of the `hash` tool's result for `text`, through an agent.
+async fn hash_through(host: &PluginHost, text_in: &str) -> (String, bool) {
+    let (agent, _) = scripted(vec![call("hash", json!({ "text": text_in })), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    (results[0].1.clone(), results[0].2)
+}
+
+#[tokio::test]
+async fn auto_runs_a_plugin_that_needs_node_on_node_and_says_why() {
+    needs_node!();
+    let dir = plugin_dir();
+    // The probe imports `node:fs`, `node:os`, `node:child_process` and
+    // `node:worker_threads`, which yohost's own flavor does not provide.
+    install_probe(dir.path(), "");
+    let toml = dir.path().join("probe/plugin.toml");
+    let manifest = std::fs::read_to_string(&toml).unwrap().replace(NODE, "");
+    std::fs::write(&toml, manifest).unwrap();
+    install_hasher(dir.path(), "native", "", true);
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+
+    let probe = reported(&report, "probe");
+    assert_eq!(probe.status, Status::Loaded, "{report:?}");
+    assert_eq!(probe.engine.as_deref(), Some("node"));
+    let why = probe.routed.clone().unwrap_or_default();
+    assert!(
+        why.contains("`node:fs` is a Node built-in module")
+            && why.contains("`node:worker_threads`"),
+        "{why}"
+    );
+    let (ran, _) = bash_through(&host, &["modules"]).await;
+    assert_eq!(ran, ["modules=ok:PAD-!"]);
+
+    let native = reported(&report, "native");
+    assert_eq!(native.status, Status::Loaded, "{report:?}");
+    assert_eq!(native.engine.as_deref(), Some("node"));
+    let why = native.routed.clone().unwrap_or_default();
+    assert!(
+        why.contains("imports \"hasher\", a native addon (binding.gyp)"),
+        "{why}"
+    );
+    assert!(native.to_string().contains("\n  on node: "), "{native}");
+    assert_eq!(hash_through(&host, "x").await, ("h:x:object".into(), false));
+}
+
+#[tokio::test]
+async fn embedded_refuses_what_needs_node_and_other_refusals_win_over_node() {
+    needs_node!();
+    let dir = plugin_dir();
+    install_hasher(dir.path(), "held", "engine = \"embedded\"\n", true);
+    install_hasher(dir.path(), "plain", "", false);
+    // Needs Node, but also imports a file outside its folder.
+    write(dir.path(), "outside.ts", "export const x = 1;\n");
+    write(
+        dir.path(),
+        "escapes/index.ts",
+        "import net from \"node:net\";\nimport { x } from \"../outside.ts\";\nexport default { name: String(net) + x };\n",
+    );
+    // Needs Node, but also a package that is not installed.
+    write(
+        dir.path(),
+        "uninstalled/index.ts",
+        "import { createServer } from \"node:http\";\nimport { z } from \"zod\";\nexport default { name: String(createServer) + String(z) };\n",
+    );
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+
+    let held = reported(&report, "held");
+    assert_eq!(held.status, Status::Refused, "{report:?}");
+    let reason = held.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("imports \"hasher\", a native addon (binding.gyp)")
+            && reason.contains("`engine = \"embedded\"`"),
+        "{reason}"
+    );
+    let plain = reported(&report, "plain");
+    assert_eq!(plain.status, Status::Loaded, "{report:?}");
+    assert_eq!(plain.engine.as_deref(), Some("js"));
+    assert_eq!(plain.routed, None);
+    // On the embedded engine there is no `process`.
+    assert_eq!(
+        hash_through(&host, "y").await,
+        ("h:y:undefined".into(), false)
+    );
+
+    for (name, named) in [
+        ("escapes", "outside the plugin's folder"),
+        ("uninstalled", "the package `zod` is not installed"),
+    ] {
+        let entry = reported(&report, name);
+        assert_eq!(entry.status, Status::Refused, "{report:?}");
+        let reason = entry.reason.clone().unwrap_or_default();
+        assert!(
+            reason.contains(named) && !reason.contains("Node"),
+            "{name}: {reason}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn in_a_live_directory_the_engine_follows_node_modules() {
+    needs_node!();
+    let dir = plugin_dir();
+    install_hasher(dir.path(), "hasher", "", false);
+    let host = PluginHost::open(dir.path()).unwrap();
+    let engine = |host: &PluginHost| {
+        host.plugins()
+            .into_iter()
+            .find(|p| p.name == "hasher")
+            .map(|p| p.engine.as_str())
+    };
+    assert_eq!(engine(&host), Some("js"));
+    assert_eq!(hash_through(&host, "a").await.0, "h:a:undefined");
+
+    set_native(dir.path(), "hasher", true);
+    host.reload();
+    assert_eq!(engine(&host), Some("node"));
+    assert_eq!(hash_through(&host, "b").await.0, "h:b:object");
+
+    set_native(dir.path(), "hasher", false);
+    host.reload();
+    assert_eq!(engine(&host), Some("js"));
+    assert_eq!(hash_through(&host, "c").await.0, "h:c:undefined");
+}
+
+#[tokio::test]
+async fn an_overrun_retires_the_process_without_failing_another_runs_call() {
+    needs_node!();
+    let dir = plugin_dir();
+    install_probe(dir.path(), "[timeouts]\nbefore_tool = 3000\n");
+    let host = PluginHost::open(dir.path()).unwrap();
+    let old = pid_of(&host).await;
+    // Run A overruns at 3 s; run B's call, in flight from 1 s to 3.5 s on
+    // the same process, answers within its own deadline (4 s).
+    let overrun = bash_through(&host, &["sleep-10000"]);
+    let in_flight = async {
+        tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+        bash_through(&host, &["sleep-2500"]).await
+    };
+    let ((ran_a, results_a), (ran_b, _)) = tokio::join!(overrun, in_flight);
+    assert!(ran_a.is_empty(), "{ran_a:?}");
+    assert!(results_a[0].2, "the overrun fails closed: {results_a:?}");
+    assert_eq!(ran_b, [format!("sleep-2500=ok:{old}")]);
+
+    let new = pid_of(&host).await;
+    assert_ne!(old, new, "the next run gets a new process");
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{old}"));
+    let gone = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        !proc_dir.exists()
+    });
+    assert!(
+        gone,
+        "the retired process {old} is killed once its calls are done"
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_pi_extension_runs_its_session_shutdown_on_node() {
+    needs_node!();
+    let dir = plugin_dir();
+    let out = plugin_dir();
+    write(
+        dir.path(),
+        "bye/index.ts",
+        &format!(
+            r#"import type {{ ExtensionAPI }} from "@earendil-works/pi-coding-agent";
+import {{ writeFileSync }} from "node:fs";
+export default function (pi: ExtensionAPI) {{
+  pi.on("session_shutdown", async () => {{
+    await new Promise((r) => setTimeout(r, 50));
+    writeFileSync({:?}, "shut down");
+  }});
+  pi.registerTool({{
+    name: "ping",
+    description: "answer",
+    parameters: {{ type: "object", properties: {{}} }},
+    async execute() {{ return {{ content: [{{ type: "text", text: "pong" }}] }}; }},
+  }});
+}}
+"#,
+            out.path().join("bye.txt").display().to_string()
+        ),
+    );
+    write(
+        dir.path(),
+        "bye/plugin.toml",
+        &format!(
+            "{NODE}[capabilities]\nwrite = [{:?}]\n",
+            out.path().display().to_string()
+        ),
+    );
+    let host = PluginHost::builder(dir.path())
+        .adapter(yohost_adapter_pi::node_adapter())
+        .open()
+        .unwrap();
+    let report = host.report().await;
+    assert_eq!(
+        reported(&report, "bye").status,
+        Status::Loaded,
+        "{report:?}"
+    );
+    drop(host);
+    let marker = out.path().join("bye.txt");
+    let written = (0..300).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        marker.exists()
+    });
+    assert!(
+        written,
+        "session_shutdown ran before the process was killed"
+    );
 }

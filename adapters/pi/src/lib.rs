@@ -162,9 +162,20 @@ impl Adapter for PiAdapter {
 
     /// Load a pi extension: refused, naming the event or call, when it
     /// would rewrite history or the request (even when an import the host
-    /// does not provide stopped the load first).
+    /// does not provide stopped the load first, or when it needs Node: a
+    /// refusal by design is not routed to Node).
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         let mut loaded = match load_with(candidate, &PI, &settings(candidate), grants) {
+            Err(LoadError::NeedsNode { path, needs }) => {
+                let by_design = by_design::found_in_source(candidate);
+                if by_design.is_empty() {
+                    return Err(LoadError::NeedsNode { path, needs });
+                }
+                return Err(LoadError::Refused {
+                    path,
+                    message: format!("the pi extension {}", by_design.join("; ")),
+                });
+            }
             Err(LoadError::Refused { path, message }) => {
                 let by_design = by_design::found_in_source(candidate);
                 if by_design.is_empty() {

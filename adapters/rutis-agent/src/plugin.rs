@@ -54,6 +54,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         name: name.filter(|n| !n.trim().is_empty()),
         warnings: Vec::new(),
         ecosystem: Some(Ecosystem::RutisAgent),
+        routed: None,
     })
 }
 

@@ -80,6 +80,7 @@ pub fn plugin(
         name: name.to_string(),
         file: format!("<rutis-agent:{name}>").into(),
         engine: EngineKind::Native,
+        routed: None,
         ecosystem: Ecosystem::RutisAgent,
         manifest,
         hooks: BTreeSet::from([Hook::Tools, Hook::CallTool]),

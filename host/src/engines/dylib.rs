@@ -94,6 +94,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         name: Some(name),
         warnings: Vec::new(),
         ecosystem: None,
+        routed: None,
     })
 }
 

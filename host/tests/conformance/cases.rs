@@ -117,6 +117,7 @@ fn shared(fx: &Fixture) -> LoadedPlugin {
         name: p.name.clone(),
         file: p.file.clone(),
         engine: p.engine,
+        routed: p.routed.clone(),
         ecosystem: p.ecosystem,
         manifest: p.manifest.clone(),
         hooks: p.hooks.clone(),

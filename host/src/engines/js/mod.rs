@@ -151,6 +151,10 @@ pub fn load_with(
             path: path.clone(),
             message,
         },
+        GatherError::NeedsNode(needs) => LoadError::NeedsNode {
+            path: path.clone(),
+            needs,
+        },
     };
     let mut modules =
         gather(candidate.base_dir(), &candidate.entry, flavor.builtins).map_err(refused)?;
@@ -221,5 +225,6 @@ pub fn load_with(
         name: started.name,
         warnings,
         ecosystem: None,
+        routed: None,
     })
 }

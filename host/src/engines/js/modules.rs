@@ -12,13 +12,20 @@
 //! JSON files go through the interop wrapper ([`super::commonjs`]).
 //! At run time the engine's resolver serves only what was found here, so a
 //! dynamic `import()` of anything else fails too.
+//!
+//! What only Node has (a Node built-in outside the flavor's table, or names
+//! a flavor's Node module lacks, or an npm package with a native addon)
+//! does not stop the walk: it is collected, and a graph whose only lack is
+//! Node ends as [`GatherError::NeedsNode`], which [`crate::routing`] sends
+//! to Node. Any other refusal wins over it.
 
 use super::commonjs::{self, Required};
 use super::packages::{Format, PackageError, Packages, Request};
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
 use crate::grants::{lexical, Confined};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::routing::{NodeNeed, NodeNeeds};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Extensions tried, in order, for a relative import without one.
@@ -90,6 +97,8 @@ pub enum GatherError {
     Invalid(String),
     /// An import is not allowed; the message names it and says why.
     Refused(String),
+    /// Nothing is refused, but the graph needs what only Node has.
+    NeedsNode(NodeNeeds),
 }
 
 /// Walk the import graph from `entry`, within `base_dir`.
@@ -112,6 +121,8 @@ pub fn gather(
         ..ModuleSet::default()
     };
     let packages = Packages::new(&base_dir);
+    let mut native = NativeAddons::default();
+    let mut needs = NodeNeeds::default();
     let mut queue = vec![entry];
     while let Some(file) = queue.pop() {
         let name = module_name(&base_dir, &file);
@@ -122,34 +133,55 @@ pub fn gather(
         set.files.insert(name.clone());
         let format = packages.format_of(&file, &source);
         if format != Format::Module {
-            let found = Found {
+            let mut found = Found {
                 base_dir: &base_dir,
                 folder: &folder,
                 packages: &packages,
                 builtins,
+                native: &mut native,
+                needs: &mut needs,
             };
             queue.extend(gather_commonjs(
-                &found, &file, &name, &source, format, &mut set,
+                &mut found, &file, &name, &source, format, &mut set,
             )?);
             continue;
         }
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
             let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
-                check_names(&file, builtin, &module.names)?;
+                if let Some(need) = check_names(&file, builtin, &module.names, &packages)? {
+                    needs.add(need);
+                }
                 set.sources
                     .entry(builtin.specifier.to_string())
                     .or_insert_with(|| builtin.source.to_string());
                 builtin.specifier.to_string()
             } else if specifier.starts_with("./") || specifier.starts_with("../") {
                 let target = relative(&base_dir, &file, specifier)?;
+                if let Some(need) = native.need(&base_dir, &file, specifier, &target) {
+                    needs.add(need);
+                    continue;
+                }
                 let target_name = module_name(&base_dir, &target);
                 queue.push(target);
                 target_name
             } else {
-                let target = packages
-                    .resolve(&file, specifier, Request::Import)
-                    .map_err(|e| refused_import(&file, specifier, builtins, &e))?;
+                let target = match packages.resolve(&file, specifier, Request::Import) {
+                    Err(PackageError::NodeBuiltin(module)) => {
+                        needs.add(NodeNeed::Builtin {
+                            file: file.clone(),
+                            module,
+                        });
+                        continue;
+                    }
+                    resolved => {
+                        resolved.map_err(|e| refused_import(&file, specifier, builtins, &e))?
+                    }
+                };
+                if let Some(need) = native.need(&base_dir, &file, specifier, &target) {
+                    needs.add(need);
+                    continue;
+                }
                 let target_name = module_name(&base_dir, &target);
                 queue.push(target);
                 target_name
@@ -158,7 +190,99 @@ pub fn gather(
         }
         set.sources.insert(name, module.code);
     }
+    if !needs.is_empty() {
+        return Err(GatherError::NeedsNode(needs));
+    }
     Ok(set)
+}
+
+/// The npm packages of a plugin that hold a native addon, found once per
+/// package.
+#[derive(Default)]
+struct NativeAddons {
+    /// Package folder → what shows it is native, if it is.
+    seen: HashMap<PathBuf, Option<String>>,
+}
+
+impl NativeAddons {
+    /// The need for Node when `target` (what `specifier` in `file`
+    /// resolved to) is a native addon or a file of a package with one.
+    fn need(
+        &mut self,
+        base_dir: &Path,
+        file: &Path,
+        specifier: &str,
+        target: &Path,
+    ) -> Option<NodeNeed> {
+        let evidence = if target.extension().is_some_and(|e| e == "node") {
+            Some(module_name(base_dir, target))
+        } else {
+            let package = package_folder(target)?;
+            self.seen
+                .entry(package.clone())
+                .or_insert_with(|| native_evidence(&package))
+                .clone()
+        }?;
+        Some(NodeNeed::NativeAddon {
+            file: file.to_path_buf(),
+            package: specifier.to_string(),
+            evidence,
+        })
+    }
+}
+
+/// The folder of the npm package `file` belongs to: the one right under
+/// its last `node_modules` (`@scope/name` for a scoped one).
+fn package_folder(file: &Path) -> Option<PathBuf> {
+    let parts: Vec<_> = file.components().collect();
+    let at = parts
+        .iter()
+        .rposition(|c| c.as_os_str() == "node_modules")?;
+    let scoped = parts
+        .get(at + 1)?
+        .as_os_str()
+        .to_string_lossy()
+        .starts_with('@');
+    let end = at + if scoped { 3 } else { 2 };
+    (end < parts.len()).then(|| parts[..end].iter().collect())
+}
+
+/// What shows that the package in `folder` has a native addon: a
+/// `binding.gyp`, `"gypfile": true` in its `package.json`, or a `.node`
+/// file (in its first four levels, skipping its own `node_modules`; at
+/// most 4096 entries are looked at).
+fn native_evidence(folder: &Path) -> Option<String> {
+    if folder.join("binding.gyp").is_file() {
+        return Some("binding.gyp".into());
+    }
+    let manifest = crate::source::read_text(&folder.join("package.json"), MAX_SOURCE_BYTES).ok();
+    let gypfile = manifest
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|p| p.get("gypfile") == Some(&serde_json::Value::Bool(true)));
+    if gypfile {
+        return Some("\"gypfile\": true".into());
+    }
+    let mut budget = 4096usize;
+    let mut queue = vec![(folder.to_path_buf(), 0)];
+    while let Some((dir, depth)) = queue.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            budget = budget.checked_sub(1)?;
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && depth < 4 && entry.file_name() != "node_modules" {
+                queue.push((path, depth + 1));
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "node") {
+                let inside = path.strip_prefix(folder).unwrap_or(&path);
+                return Some(inside.display().to_string());
+            }
+        }
+    }
+    None
 }
 
 /// Add the flavor's own modules to `set`: its shape module, and every
@@ -239,19 +363,21 @@ fn refused_import(
 }
 
 /// Where a plugin's modules are found: its folder, its packages and the
-/// flavor's built-ins.
+/// flavor's built-ins; and what it needs from Node.
 struct Found<'a> {
     base_dir: &'a Path,
     folder: &'a Confined,
     packages: &'a Packages,
     builtins: &'a [Builtin],
+    native: &'a mut NativeAddons,
+    needs: &'a mut NodeNeeds,
 }
 
 /// Add CommonJS or JSON `file` (module `name`) to `set`: its facade and its
 /// definition, and the built-ins it requires. Returns the files it requires
 /// that must be gathered too.
 fn gather_commonjs(
-    found: &Found<'_>,
+    found: &mut Found<'_>,
     file: &Path,
     name: &str,
     source: &str,
@@ -267,15 +393,22 @@ fn gather_commonjs(
         let analysis = commonjs::analyze(file, source).map_err(GatherError::Invalid)?;
         let mut required = Vec::new();
         for specifier in &analysis.requires {
-            let target =
-                if let Some(builtin) = found.builtins.iter().find(|b| b.specifier == specifier) {
-                    set.sources
-                        .entry(builtin.specifier.to_string())
-                        .or_insert_with(|| builtin.source.to_string());
-                    Required::Module(builtin.specifier.to_string())
-                } else {
-                    match found.packages.resolve(file, specifier, Request::Require) {
-                        Ok(target) => {
+            let target = if let Some(builtin) =
+                found.builtins.iter().find(|b| b.specifier == specifier)
+            {
+                set.sources
+                    .entry(builtin.specifier.to_string())
+                    .or_insert_with(|| builtin.source.to_string());
+                Required::Module(builtin.specifier.to_string())
+            } else {
+                match found.packages.resolve(file, specifier, Request::Require) {
+                    Ok(target) => match found.native.need(found.base_dir, file, specifier, &target)
+                    {
+                        Some(need) => {
+                            found.needs.add(need);
+                            Required::Missing(format!("'{specifier}' needs Node"))
+                        }
+                        None => {
                             let module = module_name(found.base_dir, &target);
                             let is_module = read_source(found.folder, found.base_dir, &target)
                                 .is_ok_and(|text| {
@@ -288,14 +421,23 @@ fn gather_commonjs(
                                 Required::CommonJs(module)
                             }
                         }
-                        Err(escape @ PackageError::Outside { .. }) => {
-                            return Err(refused_import(file, specifier, found.builtins, &escape))
-                        }
-                        Err(other) => {
-                            Required::Missing(format!("Cannot find module '{specifier}': {other}"))
-                        }
+                    },
+                    Err(PackageError::NodeBuiltin(module)) => {
+                        let missing = format!("Cannot find module '{module}'");
+                        found.needs.add(NodeNeed::Builtin {
+                            file: file.to_path_buf(),
+                            module,
+                        });
+                        Required::Missing(missing)
                     }
-                };
+                    Err(escape @ PackageError::Outside { .. }) => {
+                        return Err(refused_import(file, specifier, found.builtins, &escape))
+                    }
+                    Err(other) => {
+                        Required::Missing(format!("Cannot find module '{specifier}': {other}"))
+                    }
+                }
+            };
             required.push((specifier.clone(), target));
         }
         let (definition, imports) = commonjs::definition(name, source, &required);
@@ -321,12 +463,15 @@ fn gather_commonjs(
     Ok(queue)
 }
 
-/// Every name `file` takes from `builtin` must be one it exports.
+/// Every name `file` takes from `builtin` must be one it exports. Names
+/// the flavor's stand-in for a Node built-in lacks are a need for Node
+/// (Node's own module has them).
 fn check_names(
     file: &Path,
     builtin: &Builtin,
     names: &[(String, String)],
-) -> Result<(), GatherError> {
+    packages: &Packages,
+) -> Result<Option<NodeNeed>, GatherError> {
     let exported = exports_of(builtin.source);
     let missing: Vec<String> = names
         .iter()
@@ -334,7 +479,16 @@ fn check_names(
         .map(|(_, name)| format!("`{name}`"))
         .collect();
     if missing.is_empty() {
-        return Ok(());
+        return Ok(None);
+    }
+    if let Err(PackageError::NodeBuiltin(module)) =
+        packages.resolve(file, builtin.specifier, Request::Import)
+    {
+        return Ok(Some(NodeNeed::Names {
+            file: file.to_path_buf(),
+            module,
+            names: missing.join(", "),
+        }));
     }
     let mut offered: Vec<&str> = exported.iter().map(String::as_str).collect();
     offered.sort_unstable();

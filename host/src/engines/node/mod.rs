@@ -197,6 +197,7 @@ pub fn load_with(
         name: ready.name,
         warnings,
         ecosystem: None,
+        routed: None,
     })
 }
 

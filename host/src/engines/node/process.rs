@@ -8,10 +8,18 @@
 //! [`CallError::Guest`]; a frame outside the protocol, or over
 //! [`MAX_FRAME_BYTES`], kills the process; a process that ends fails every
 //! call in flight as [`CallError::Crashed`] ([`CallError::OutOfMemory`]
-//! when V8 aborted it, which is what it does when the heap is exhausted). A
-//! call the host stops waiting for at its deadline kills the process: code
-//! that overran cannot be trusted to answer the next call. The process is
-//! killed when its [`Process`] is dropped.
+//! when V8 aborted it, which is what it does when the heap is exhausted).
+//!
+//! A call the host stops waiting for at its deadline *retires* the process:
+//! code that overran cannot be trusted with new calls, so none is sent to
+//! it ([`Process::takes_calls`]), but the calls of other runs already in
+//! flight keep their own deadlines and may still answer. It is killed when
+//! the last of them is done, or at the latest of their deadlines.
+//!
+//! When its [`Process`] is dropped (the plugin is unloaded), its stdin is
+//! closed: the bootstrap runs the flavor's `unload` for at most a second
+//! and exits; the process is killed if it is still there after
+//! [`UNLOAD_GRACE`].
 
 use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 use super::protocol::{FromNode, ToNode};
@@ -98,6 +106,18 @@ pub enum StartError {
     Ended(String),
 }
 
+/// How long a dropped process may take to run its `unload` and exit (the
+/// bootstrap gives `unload` one second) before it is killed.
+pub const UNLOAD_GRACE: Duration = Duration::from_millis(1500);
+
+/// What the writer thread sends on the process's stdin.
+enum Outgoing {
+    /// One frame.
+    Frame(Vec<u8>),
+    /// Close stdin: the plugin is being dropped.
+    Close,
+}
+
 /// A running process with the plugin loaded.
 pub struct Process {
     shared: Arc<Shared>,
@@ -109,17 +129,22 @@ struct Pending {
     reply: oneshot::Sender<Result<HookReply, CallError>>,
     dispatch: tracing::Dispatch,
     span: tracing::Span,
+    /// When the host stops waiting for it.
+    deadline: Instant,
 }
 
 /// What the threads and the callers share.
 struct Shared {
     name: Mutex<String>,
     child: Mutex<Child>,
-    to_node: mpsc::Sender<Vec<u8>>,
+    to_node: mpsc::Sender<Outgoing>,
     pending: Mutex<HashMap<u64, Pending>>,
     next_id: AtomicU64,
     /// The process was killed or ended: no call reaches it.
     dead: AtomicBool,
+    /// A call overran its deadline: no new call goes to the process, and
+    /// it is killed once the calls in flight are done.
+    retired: AtomicBool,
     /// Where the outcome of loading goes, until it came.
     loading: Mutex<Option<mpsc::SyncSender<Result<Ready, StartError>>>>,
     plugin_dir: PathBuf,
@@ -159,6 +184,7 @@ impl Process {
             pending: Mutex::default(),
             next_id: AtomicU64::new(1),
             dead: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
             loading: Mutex::new(Some(loaded_tx)),
             plugin_dir: launch.plugin_dir.clone(),
             entry: launch.entry.clone(),
@@ -200,16 +226,28 @@ impl Process {
         }
     }
 
-    /// Whether the process was killed or ended: a new run needs a new one.
+    /// Whether the process was killed or ended.
     pub fn is_dead(&self) -> bool {
         self.shared.dead.load(Ordering::SeqCst)
     }
 
+    /// Whether a call overran on the process, so that it takes no new
+    /// calls (it may still be finishing others).
+    pub fn is_retired(&self) -> bool {
+        self.shared.retired.load(Ordering::SeqCst)
+    }
+
+    /// Whether new calls may go to the process: it is alive and no call
+    /// overran on it. A new run needs a new process otherwise.
+    pub fn takes_calls(&self) -> bool {
+        !self.is_dead() && !self.is_retired()
+    }
+
     /// Run one hook call. A call the host stops waiting for is aborted in
     /// the plugin (its `ctx.signal`); past its deadline, the process is
-    /// killed as well.
+    /// retired as well.
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
-        let shared: &Shared = &self.shared;
+        let shared = &self.shared;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let args = call.args_json();
         let frame = ToNode::Call {
@@ -227,6 +265,7 @@ impl Process {
                 reply,
                 dispatch: tracing::dispatcher::get_default(|d| d.clone()),
                 span: tracing::Span::current(),
+                deadline: limits.deadline,
             },
         );
         if self.is_dead() {
@@ -251,14 +290,37 @@ impl Process {
 }
 
 impl Drop for Process {
+    /// Let the plugin unload (bounded by [`UNLOAD_GRACE`]), off the
+    /// caller's thread, then make sure the process is gone.
     fn drop(&mut self) {
-        self.shared.kill();
+        if self.shared.dead.load(Ordering::SeqCst) || self.shared.retired.load(Ordering::SeqCst) {
+            self.shared.kill();
+            return;
+        }
+        let _ = self.shared.to_node.send(Outgoing::Close);
+        let shared = Arc::clone(&self.shared);
+        let reaper = spawn_thread("node-unload", move || {
+            let deadline = Instant::now() + UNLOAD_GRACE;
+            while Instant::now() < deadline {
+                let exited = shared.child.lock().map_or(true, |mut c| {
+                    c.try_wait().map_or(true, |status| status.is_some())
+                });
+                if exited {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            shared.kill();
+        });
+        if reaper.is_err() {
+            self.shared.kill();
+        }
     }
 }
 
 /// A call in flight: when the host stops waiting for it, the plugin is told.
 struct Waiting<'a> {
-    shared: &'a Shared,
+    shared: &'a Arc<Shared>,
     id: u64,
     limits: &'a CallLimits,
     answered: bool,
@@ -289,14 +351,54 @@ impl Drop for Waiting<'_> {
             .to_bytes(),
         );
         if overran {
-            self.shared.kill();
+            self.shared.retire();
+        } else {
+            self.shared.settle();
         }
     }
 }
 
 impl Shared {
     fn send(&self, frame: Vec<u8>) {
-        let _ = self.to_node.send(frame);
+        let _ = self.to_node.send(Outgoing::Frame(frame));
+    }
+
+    /// No new call goes to the process; it is killed when the calls in
+    /// flight are done, or at the latest of their deadlines.
+    fn retire(self: &Arc<Shared>) {
+        self.retired.store(true, Ordering::SeqCst);
+        let latest = self
+            .pending
+            .lock()
+            .expect("pending")
+            .values()
+            .map(|p| p.deadline)
+            .max();
+        let Some(latest) = latest else {
+            self.kill();
+            return;
+        };
+        let me = Arc::clone(self);
+        let timer = spawn_thread("node-retired", move || {
+            while Instant::now() < latest && !me.dead.load(Ordering::SeqCst) {
+                std::thread::sleep(
+                    latest
+                        .saturating_duration_since(Instant::now())
+                        .min(Duration::from_millis(50)),
+                );
+            }
+            me.kill();
+        });
+        if timer.is_err() {
+            self.kill();
+        }
+    }
+
+    /// A retired process with no call left in flight is killed.
+    fn settle(&self) {
+        if self.retired.load(Ordering::SeqCst) && self.pending.lock().expect("pending").is_empty() {
+            self.kill();
+        }
     }
 
     /// Kill the process; every call still waiting fails.
@@ -378,6 +480,7 @@ impl Shared {
             if let Some(p) = pending {
                 let _ = p.reply.send(outcome(&p.call));
             }
+            self.settle();
         };
         match message {
             FromNode::Source { id, path } => {
@@ -488,10 +591,11 @@ impl Shared {
     }
 }
 
-/// Write frames to stdin until the process or every sender is gone.
-fn write_all(stdin: ChildStdin, outbox: mpsc::Receiver<Vec<u8>>) {
+/// Write frames to stdin until the process or every sender is gone, or
+/// the plugin is dropped (stdin is closed then).
+fn write_all(stdin: ChildStdin, outbox: mpsc::Receiver<Outgoing>) {
     let mut stdin = std::io::BufWriter::new(stdin);
-    while let Ok(frame) = outbox.recv() {
+    while let Ok(Outgoing::Frame(frame)) = outbox.recv() {
         if write_frame(&mut stdin, &frame).is_err() {
             break;
         }

@@ -175,6 +175,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         name,
         warnings: Vec::new(),
         ecosystem: None,
+        routed: None,
     })
 }
 

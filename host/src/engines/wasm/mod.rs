@@ -94,6 +94,7 @@ pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Load
         name: Some(own_name),
         warnings,
         ecosystem: None,
+        routed: None,
     })
 }
 
