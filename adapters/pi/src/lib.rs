@@ -162,34 +162,41 @@ impl Adapter for PiAdapter {
 
     /// Load a pi extension: refused, naming the event or call, when it
     /// would rewrite history or the request (even when an import the host
-    /// does not provide stopped the load first, or when it needs Node: a
-    /// refusal by design is not routed to Node).
+    /// does not provide, or a module its code imports while it loads,
+    /// stopped the load first, or when it needs Node: a refusal by design
+    /// is not routed to Node).
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        let mut loaded = match load_with(candidate, &PI, &settings(candidate), grants) {
-            Err(LoadError::NeedsNode { path, needs }) => {
-                let by_design = by_design::found_in_source(candidate);
-                if by_design.is_empty() {
-                    return Err(LoadError::NeedsNode { path, needs });
-                }
-                return Err(LoadError::Refused {
-                    path,
-                    message: format!("the pi extension {}", by_design.join("; ")),
-                });
-            }
-            Err(LoadError::Refused { path, message }) => {
-                let by_design = by_design::found_in_source(candidate);
-                if by_design.is_empty() {
-                    return Err(LoadError::Refused { path, message });
-                }
-                return Err(LoadError::Refused {
-                    path,
-                    message: format!("the pi extension {}; and {message}", by_design.join("; ")),
-                });
-            }
-            other => other?,
-        };
+        let mut loaded = load_with(candidate, &PI, &settings(candidate), grants)
+            .map_err(|error| by_design_first(candidate, error))?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
+    }
+}
+
+/// A failed load, refused by design instead when the extension's source
+/// listens for an event or calls a method refused by design: those are
+/// named first, then what stopped the load (a plugin that needs Node is not
+/// routed there then, since Node would refuse it too).
+fn by_design_first(candidate: &Candidate, error: LoadError) -> LoadError {
+    let (path, detail) = match &error {
+        LoadError::NeedsNode { path, .. } => (path, None),
+        LoadError::Refused { path, message } | LoadError::Invalid { path, message } => {
+            (path, Some(message))
+        }
+        _ => return error,
+    };
+    let by_design = by_design::found_in_source(candidate);
+    if by_design.is_empty() {
+        return error;
+    }
+    let mut message = format!("the pi extension {}", by_design.join("; "));
+    if let Some(detail) = detail {
+        message.push_str("; and ");
+        message.push_str(detail);
+    }
+    LoadError::Refused {
+        path: path.clone(),
+        message,
     }
 }
 
