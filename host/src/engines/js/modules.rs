@@ -612,32 +612,68 @@ mod tests {
     }
 
     #[test]
-    fn unknown_packages_and_escapes_are_refused_by_name() {
+    fn node_builtins_are_needs_and_escapes_are_refused_even_beside_them() {
         let dir = tempfile::tempdir().unwrap();
         let plugin = dir.path().join("p");
         std::fs::create_dir(&plugin).unwrap();
         std::fs::write(dir.path().join("secret.ts"), "export const s = 1;").unwrap();
         std::fs::write(
             plugin.join("a.ts"),
-            "import fs from \"node:fs\"; fs.readFileSync(\"/etc/passwd\");",
+            "import fs from \"node:fs\"; import net from \"net\"; fs.readFileSync(\"/etc/passwd\", net);",
         )
         .unwrap();
         std::fs::write(
             plugin.join("b.ts"),
-            "import { s } from \"../secret.ts\"; console.log(s);",
+            "import net from \"node:net\"; import { s } from \"../secret.ts\"; console.log(s, net);",
         )
         .unwrap();
-        let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join("a.ts"), &[SDK]) else {
-            panic!("node:fs must be refused");
+        let Err(GatherError::NeedsNode(needs)) = gather(&plugin, &plugin.join("a.ts"), &[SDK])
+        else {
+            panic!("node:fs is a need for Node");
         };
-        assert!(
-            why.contains("\"node:fs\"") && why.contains("yohost"),
-            "{why}"
-        );
+        let modules: Vec<&str> = needs
+            .0
+            .iter()
+            .map(|need| match need {
+                NodeNeed::Builtin { module, .. } => module.as_str(),
+                other => panic!("{other}"),
+            })
+            .collect();
+        assert_eq!(modules, ["node:fs", "node:net"]);
         let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join("b.ts"), &[SDK]) else {
-            panic!("an escape must be refused");
+            panic!("an escape must be refused, whatever else the file needs");
         };
         assert!(why.contains("outside the plugin's folder"), "{why}");
+    }
+
+    #[test]
+    fn packages_with_a_native_addon_are_found_by_their_marks() {
+        let dir = tempfile::tempdir().unwrap();
+        let modules = dir.path().join("node_modules");
+        for (file, text) in [
+            ("gyp/binding.gyp", "{}"),
+            ("gyp/index.js", ""),
+            ("flag/package.json", "{\"gypfile\": true}"),
+            ("@scope/built/prebuilds/linux-x64/x.node", ""),
+            ("plain/package.json", "{}"),
+        ] {
+            let path = modules.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let evidence = |package: &str| native_evidence(&modules.join(package));
+        assert_eq!(evidence("gyp").as_deref(), Some("binding.gyp"));
+        assert_eq!(evidence("flag").as_deref(), Some("\"gypfile\": true"));
+        assert_eq!(
+            evidence("@scope/built").as_deref(),
+            Some("prebuilds/linux-x64/x.node")
+        );
+        assert_eq!(evidence("plain"), None);
+        assert_eq!(
+            package_folder(&modules.join("@scope/built/lib/a.js")),
+            Some(modules.join("@scope/built"))
+        );
+        assert_eq!(package_folder(&dir.path().join("own/a.js")), None);
     }
 
     #[cfg(unix)]
