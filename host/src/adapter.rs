@@ -45,6 +45,17 @@ pub trait Adapter: Send + Sync {
     }
 }
 
+/// The candidate's file grants, opened: a granted directory that cannot be
+/// opened refuses the plugin whatever its engine.
+pub(crate) fn open_grants(candidate: &Candidate) -> Result<Grants, LoadError> {
+    Grants::open(candidate.base_dir(), &candidate.manifest.capabilities).map_err(|error| {
+        LoadError::Grant {
+            path: candidate.entry.clone(),
+            error,
+        }
+    })
+}
+
 /// The crate that serves an ecosystem's plugins, for refusals.
 pub fn serving_crate(ecosystem: Ecosystem) -> &'static str {
     match ecosystem {
@@ -131,19 +142,12 @@ impl Adapters {
     /// ([`crate::routing`]).
     pub fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
         match self.get(candidate.engine, candidate.ecosystem) {
-            Some(adapter) => {
-                let grants = Grants::open(candidate.base_dir(), &candidate.manifest.capabilities)
-                    .map_err(|error| LoadError::Grant {
-                    path: candidate.entry.clone(),
-                    error,
-                })?;
-                match adapter.load(candidate, grants) {
-                    Err(LoadError::NeedsNode { needs, .. }) => {
-                        crate::routing::route(self, candidate, needs)
-                    }
-                    loaded => loaded,
+            Some(adapter) => match adapter.load(candidate, open_grants(candidate)?) {
+                Err(LoadError::NeedsNode { needs, .. }) => {
+                    crate::routing::route(self, candidate, needs)
                 }
-            }
+                loaded => loaded,
+            },
             None => Err(LoadError::NoAdapter {
                 path: candidate.entry.clone(),
                 engine: candidate.engine,

@@ -16,10 +16,9 @@
 //!   saying that installing Node would load it;
 //! - `engine = "embedded"`: refused, naming what it needs.
 
-use crate::adapter::Adapters;
+use crate::adapter::{open_grants, Adapters};
 use crate::discovery::Candidate;
 use crate::error::LoadError;
-use crate::grants::Grants;
 use crate::manifest::EngineChoice;
 use crate::plugin::{EngineKind, Loaded};
 use std::path::PathBuf;
@@ -157,14 +156,7 @@ pub(crate) fn route(
         engine: EngineKind::Node,
         ..candidate.clone()
     };
-    let grants =
-        Grants::open(on_node.base_dir(), &on_node.manifest.capabilities).map_err(|error| {
-            LoadError::Grant {
-                path: on_node.entry.clone(),
-                error,
-            }
-        })?;
-    let mut loaded = adapter.load(&on_node, grants)?;
+    let mut loaded = adapter.load(&on_node, open_grants(&on_node)?)?;
     loaded.routed = Some(Routed {
         engine: EngineKind::Node,
         because: needs.to_string(),

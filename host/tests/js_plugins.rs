@@ -9,8 +9,9 @@
 //!   a spinning loop and a promise that never settles (timed out, and the
 //!   spin interrupted), a 1 GiB array (out of memory), deep recursion, a
 //!   thrown error, a reply of the wrong shape or no JSON at all;
-//! - `import fs from "node:fs"` and a syntax error refuse the plugin with a
-//!   reason naming the import, or the file and line; the others still load;
+//! - `import fs from "node:fs"` (held to the embedded engine) and a syntax
+//!   error refuse the plugin with a reason naming the import, or the file
+//!   and line; the others still load;
 //! - log lines (`ctx.log` and `console.log`) carry the run id of their run,
 //!   also after `await`, with two runs in flight through the same plugin;
 //! - files are readable only inside the directories `plugin.toml` grants;
@@ -259,13 +260,18 @@ async fn a_reply_of_the_wrong_shape_denies_the_call() {
 #[tokio::test]
 async fn importing_node_fs_is_refused_naming_the_import() {
     let dir = plugin_dir();
-    install(dir.path(), "thief", "imports_fs.ts", "");
+    install(
+        dir.path(),
+        "thief",
+        "imports_fs.ts",
+        "engine = \"embedded\"\n",
+    );
     let host = PluginHost::open(dir.path()).unwrap();
     let report = host.report().await;
     assert_eq!(report[0].status, Status::Refused);
     let reason = report[0].reason.as_deref().unwrap();
     assert!(
-        reason.contains("\"node:fs\"") && reason.contains("not available"),
+        reason.contains("\"node:fs\"") && reason.contains("the embedded engine does not provide"),
         "{reason}"
     );
 }
