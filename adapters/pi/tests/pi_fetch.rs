@@ -6,7 +6,8 @@
 //! - without the grant, `fetch` rejects naming the key, and a host not on
 //!   the list is refused before any connection is made;
 //! - a redirect to a host not on the list fails the request;
-//! - a server that never answers fails the call at its deadline.
+//! - a server that never answers fails the call at its deadline, and a
+//!   response body over 16 MiB fails the request.
 
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
@@ -201,4 +202,26 @@ async fn a_server_that_never_answers_fails_the_call_at_its_deadline() {
     assert!(started.elapsed() < Duration::from_secs(10), "{got:?}");
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(!got[0].starts_with("200"), "{got:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_response_over_the_limit_fails_rather_than_arriving_cut_short() {
+    const LIMIT: usize = 16 * 1024 * 1024;
+    let reply: &'static str = Box::leak(
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+            LIMIT + 1,
+            "x".repeat(LIMIT + 1)
+        )
+        .into_boxed_str(),
+    );
+    let server = serve(reply).await;
+    let (_dir, host) = fetcher("[capabilities]\nnetwork = [\"127.0.0.1\"]\n");
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let got = get(&host, vec![json!({ "url": url })]).await;
+    assert!(
+        got[0].starts_with("error: ") && got[0].contains("over the limit of 16777216 bytes"),
+        "{}",
+        &got[0][..got[0].len().min(300)]
+    );
 }
