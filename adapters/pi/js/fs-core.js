@@ -155,6 +155,7 @@ export function readdirSync(path, options) {
   const withFileTypes = typeof options === "object" && options?.withFileTypes === true;
   const recursive = typeof options === "object" && options?.recursive === true;
   const shown = String(path);
+  if (!withFileTypes && !recursive) return call("readdir", "scandir", shown);
   const entries = call("entries", "scandir", shown);
   const out = [];
   for (const entry of entries) {

@@ -507,9 +507,10 @@ export default function installGlobals(settingsJson, envJson) {
     URLSearchParams,
     setInterval,
     clearInterval,
-    fetch,
-    Headers,
-    Response,
+    // Node's own, where the engine has them.
+    fetch: globalThis.fetch ?? fetch,
+    Headers: globalThis.Headers ?? Headers,
+    Response: globalThis.Response ?? Response,
     global: globalThis,
   });
   if (typeof globalThis.queueMicrotask !== "function") {
