@@ -35,7 +35,7 @@ impl Plugin for WordCount {
                 text.chars().count()
             ))],
             details: json!({"words": text.split_whitespace().count()}),
-            is_error: false,
+            ..ToolReply::default()
         })
     }
 }

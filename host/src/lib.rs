@@ -112,6 +112,7 @@ mod registry;
 mod report;
 pub(crate) mod runset;
 mod session;
+mod terminate;
 pub mod source;
 pub mod stats;
 pub(crate) mod tool;

@@ -338,15 +338,14 @@ fn tool_plugin(
                     },
                 ],
                 details: json!({"w": 1}),
-                is_error: false,
+                ..ToolReply::default()
             })),
             HookCall::CallTool(_) if reply == "svg" => Ok(HookReply::CallTool(ToolReply {
                 content: vec![ContentBlock::Image {
                     data: "PHN2Zz4=".into(),
                     mime_type: "image/svg+xml".into(),
                 }],
-                details: json!(null),
-                is_error: false,
+                ..ToolReply::default()
             })),
             HookCall::CallTool(_) => Ok(HookReply::CallTool(ToolReply::text(reply))),
             _ => unreachable!(),

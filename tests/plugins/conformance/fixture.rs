@@ -67,13 +67,11 @@ impl Plugin for Fixture {
             "fx_echo" => Ok(ToolReply::text(call.args["text"].as_str().unwrap_or(""))),
             "fx_image" => Ok(ToolReply {
                 content: vec![ContentBlock::text("fx image"), image("image/png")],
-                details: Value::Null,
-                is_error: false,
+                ..ToolReply::default()
             }),
             "fx_bad_image" => Ok(ToolReply {
                 content: vec![image("image/svg+xml")],
-                details: Value::Null,
-                is_error: false,
+                ..ToolReply::default()
             }),
             other => Err(format!("no tool named {other}")),
         }

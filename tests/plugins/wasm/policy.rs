@@ -38,7 +38,7 @@ impl Plugin for Policy {
                 },
             ],
             details: json!({"width": 1, "height": 1}),
-            is_error: false,
+            ..ToolReply::default()
         })
     }
 

@@ -36,6 +36,7 @@ function toolHooks(state, makeCtx, hooks) {
       content: result?.content ?? [],
       details: result?.details ?? null,
       is_error: result?.isError === true,
+      ...(result?.terminate === true && { terminate: true }),
     };
   };
 }

@@ -49,7 +49,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -108,12 +108,21 @@ pub struct Instance {
 }
 
 /// Tells the engine thread, when the last [`Instance`] is dropped, to
-/// unload the plugin and end.
-struct Alive(mpsc::Sender<Message>);
+/// unload the plugin and end, and waits for it to end: the plugin's
+/// `unload` (pi's `session_shutdown`, with the processes it awaits) runs to
+/// completion before the drop returns, within [`UNLOAD_TIMEOUT`] and
+/// [`UNLOAD_GRACE`], even when the program exits right after.
+struct Alive {
+    requests: mpsc::Sender<Message>,
+    /// Disconnected when the engine thread ends.
+    ended: Mutex<mpsc::Receiver<()>>,
+}
 
 impl Drop for Alive {
     fn drop(&mut self) {
-        let _ = self.0.send(Message::Closed);
+        let _ = self.requests.send(Message::Closed);
+        let ended = self.ended.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = ended.recv_timeout(UNLOAD_TIMEOUT + UNLOAD_GRACE);
     }
 }
 
@@ -191,17 +200,24 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
     let (ready, loaded) = mpsc::sync_channel(1);
     let wake = requests.clone();
     let dispatch = tracing::dispatcher::get_default(|d| d.clone());
+    let (ending, ended) = mpsc::sync_channel::<()>(0);
     std::thread::Builder::new()
         .name(format!("yohost-js:{}", program.default_name))
         .stack_size(THREAD_STACK_BYTES)
         .spawn(move || {
+            // Dropped when the thread ends, which is what the last
+            // `Instance` waits for.
+            let _ending = ending;
             tracing::dispatcher::with_default(&dispatch, || serve(program, inbox, wake, ready))
         })
         .map_err(|e| format!("cannot start the engine thread: {e}"))?;
     let started = loaded
         .recv()
         .map_err(|_| "the engine thread stopped while loading".to_string())??;
-    let alive = Arc::new(Alive(requests.clone()));
+    let alive = Arc::new(Alive {
+        requests: requests.clone(),
+        ended: Mutex::new(ended),
+    });
     Ok((
         Instance {
             requests,
@@ -766,8 +782,13 @@ fn install_services<'js>(
         let shared = Rc::clone(shared);
         let start = Function::new(
             ctx.clone(),
-            move |command: String, args: String, dir: Option<String>, timeout: Option<f64>| {
-                let reply = match start_exec(&shared, &cwd, command, &args, dir, timeout) {
+            move |command: String,
+                  args: String,
+                  dir: Option<String>,
+                  timeout: Option<f64>,
+                  env: Option<String>| {
+                let options = ExecOptions { dir, timeout, env };
+                let reply = match start_exec(&shared, &cwd, command, &args, options) {
                     Ok(id) => serde_json::json!({ "ok": id }),
                     Err(why) => serde_json::json!({ "error": why }),
                 };
@@ -775,7 +796,7 @@ fn install_services<'js>(
             },
         )?;
         let exec: Function = ctx.eval(
-            "(later) => (start) => later((command, args, options) => start(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout == null ? null : Number(options.timeout)))",
+            "(later) => (start) => later((command, args, options) => start(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout == null ? null : Number(options.timeout), options?.env == null ? null : JSON.stringify(options.env)))",
         )?;
         let later: Function = driver.get("later")?;
         object.set(
@@ -810,6 +831,17 @@ fn install_services<'js>(
     ctx.globals().set(key, object)
 }
 
+/// The options of `exec(command, args, options)`, as the plugin gave them.
+struct ExecOptions {
+    /// `cwd`, relative to the working directory.
+    dir: Option<String>,
+    /// `timeout` in ms.
+    timeout: Option<f64>,
+    /// `env` as JSON: `{name: value or null}`, changes to the inherited
+    /// environment.
+    env: Option<String>,
+}
+
 /// Start a process for the plugin, bounded by the call that asks for it
 /// (see [`Shared::exec_bounds`]); returns its id, whose reply comes back
 /// through the inbox as [`Message::Exec`].
@@ -818,12 +850,15 @@ fn start_exec(
     cwd: &std::path::Path,
     command: String,
     args: &str,
-    dir: Option<String>,
-    timeout: Option<f64>,
+    options: ExecOptions,
 ) -> Result<u64, String> {
     let args: Vec<String> = serde_json::from_str(args)
         .map_err(|e| format!("exec: the arguments must be strings: {e}"))?;
-    let own_limit = services::exec_timeout(timeout)?;
+    let env = match options.env {
+        Some(env) => services::exec_env(&env)?,
+        None => Vec::new(),
+    };
+    let own_limit = services::exec_timeout(options.timeout)?;
     let (owner, deadline, cancels) = shared
         .exec_bounds()
         .ok_or("exec: a process can only start while a hook, load or unload is running")?;
@@ -837,7 +872,8 @@ fn start_exec(
     let request = ExecRequest {
         command,
         args,
-        dir: services::exec_dir(cwd, dir.as_deref()),
+        dir: services::exec_dir(cwd, options.dir.as_deref()),
+        env,
     };
     let bounds = ExecBounds {
         deadline,
@@ -858,8 +894,13 @@ fn start_exec(
 /// How long the abort listeners of a call the host gave up on may run.
 const ABORT_TIMEOUT: Duration = Duration::from_millis(100);
 
-/// How long a plugin's `unload` may run when it is dropped.
-const UNLOAD_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a plugin's `unload` may run when it is dropped: long enough
+/// for a few short processes (pi's auto-commit runs three `git` commands).
+const UNLOAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long, past [`UNLOAD_TIMEOUT`], dropping the last [`Instance`] waits
+/// for the engine thread to free the plugin and end.
+const UNLOAD_GRACE: Duration = Duration::from_secs(1);
 
 /// The plugin is being dropped: run its shape's `unload` and the jobs it
 /// queues, for at most [`UNLOAD_TIMEOUT`].

@@ -161,6 +161,9 @@ pub struct ExecRequest {
     pub args: Vec<String>,
     /// Where it starts.
     pub dir: PathBuf,
+    /// Changes to the environment it inherits from the host: a variable
+    /// set to a value, or removed (`None`).
+    pub env: Vec<(String, Option<String>)>,
 }
 
 /// When a running process must be killed.
@@ -207,6 +210,12 @@ fn run(request: &ExecRequest, bounds: &ExecBounds) -> Value {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    for (name, value) in &request.env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
     #[cfg(unix)]
     {
         // Its own process group, so killing it also kills what it started.
@@ -288,6 +297,27 @@ fn drain(pipe: Option<Box<dyn Read + Send>>) -> std::thread::JoinHandle<String> 
     })
 }
 
+/// The changes `env` (JSON `{name: value or null}`) asks of the
+/// environment a process inherits: a string sets the variable, `null`
+/// removes it. A name that is empty or holds `=` or NUL, or a value that
+/// holds NUL, is an error, as is anything but such an object.
+pub fn exec_env(env: &str) -> Result<Vec<(String, Option<String>)>, String> {
+    let env: serde_json::Map<String, Value> = serde_json::from_str(env)
+        .map_err(|_| "exec: `env` must be an object of strings (or null to remove one)")?;
+    env.into_iter()
+        .map(|(name, value)| {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(format!("exec: `{name}` is not an environment variable name"));
+            }
+            match value {
+                Value::String(v) if !v.contains('\0') => Ok((name, Some(v))),
+                Value::Null => Ok((name, None)),
+                _ => Err(format!("exec: the value of `{name}` must be a string without NUL")),
+            }
+        })
+        .collect()
+}
+
 /// The directory a process starts in: `dir` (relative to `cwd`), else
 /// `cwd`.
 pub fn exec_dir(cwd: &Path, dir: Option<&str>) -> PathBuf {
@@ -297,6 +327,25 @@ pub fn exec_dir(cwd: &Path, dir: Option<&str>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_changes_are_names_and_strings_or_removals_only() {
+        assert_eq!(
+            exec_env(r#"{"A": "1", "B": null}"#),
+            Ok(vec![("A".into(), Some("1".into())), ("B".into(), None)])
+        );
+        for bad in [
+            r#"{"": "x"}"#,
+            r#"{"A=B": "x"}"#,
+            "{\"A\\u0000\": \"x\"}",
+            r#"{"A": "x\u0000y"}"#,
+            r#"{"A": 1}"#,
+            r#"["A"]"#,
+            "not json",
+        ] {
+            assert!(exec_env(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn timeouts_from_javascript_never_panic() {
@@ -325,6 +374,7 @@ mod tests {
                 format!("sleep 30 & echo $! > {}; wait", pid_file.display()),
             ],
             dir: dir.path().to_path_buf(),
+            env: Vec::new(),
         };
         let bounds = ExecBounds {
             deadline: Instant::now() + Duration::from_millis(300),
@@ -365,6 +415,7 @@ mod tests {
             command: "sleep".into(),
             args: vec!["30".into()],
             dir: std::env::temp_dir(),
+            env: Vec::new(),
         };
         let (done, replied) = std::sync::mpsc::channel();
         spawn(request, bounds, move |reply| done.send(reply).unwrap()).unwrap();
@@ -385,6 +436,7 @@ mod tests {
                 "/dev/zero".into(),
             ],
             dir: std::env::temp_dir(),
+            env: Vec::new(),
         };
         let bounds = ExecBounds {
             deadline: Instant::now() + Duration::from_secs(30),
