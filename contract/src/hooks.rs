@@ -440,8 +440,7 @@ impl ToolReply {
         match reply {
             Value::String(text) => Ok(Self::text(text)),
             Value::Object(map) => {
-                let mut map =
-                    only_fields(map, &["content", "details", "is_error", "terminate"])?;
+                let mut map = only_fields(map, &["content", "details", "is_error", "terminate"])?;
                 let content = match map.remove("content") {
                     Some(content) => content_from(content)?,
                     None => return Err("a tool result object needs `content`".into()),
@@ -793,7 +792,11 @@ mod tests {
         let ending = ToolReply::from_json(json!({"content": [], "terminate": true})).unwrap();
         assert!(ending.terminate);
         assert_eq!(ToolReply::from_json(ending.to_json()).unwrap(), ending);
-        assert!(!ToolReply::text("hi").to_json().as_object().unwrap().contains_key("terminate"));
+        assert!(!ToolReply::text("hi")
+            .to_json()
+            .as_object()
+            .unwrap()
+            .contains_key("terminate"));
         assert!(ToolReply::from_json(json!({"content": [], "terminate": "yes"})).is_err());
         assert!(ToolReply::from_json(json!({"content": [{"type": "video"}]})).is_err());
         assert!(ToolReply::from_json(json!(42)).is_err());

@@ -112,9 +112,9 @@ mod registry;
 mod report;
 pub(crate) mod runset;
 mod session;
-mod terminate;
 pub mod source;
 pub mod stats;
+mod terminate;
 pub(crate) mod tool;
 pub mod worker;
 

@@ -110,7 +110,11 @@ fn with_examples(names: &[&str]) -> tempfile::TempDir {
 /// What `yohost check --json` prints for `dir` (the command prints this
 /// report; it lives in the `yohost-cli` package).
 fn yohost_check(dir: &Path) -> serde_json::Value {
-    let host = open(dir).expect("the directory opens");
+    let host = PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .dry_run(true)
+        .open()
+        .expect("the directory opens");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let report = runtime.block_on(host.report());
     json!({ "plugins": report })

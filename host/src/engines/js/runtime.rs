@@ -779,6 +779,7 @@ fn install_services<'js>(
     )?;
     if services.exec {
         let cwd = services.cwd.clone();
+        let dry_run = services.dry_run.clone();
         let shared = Rc::clone(shared);
         let start = Function::new(
             ctx.clone(),
@@ -788,7 +789,11 @@ fn install_services<'js>(
                   timeout: Option<f64>,
                   env: Option<String>| {
                 let options = ExecOptions { dir, timeout, env };
-                let reply = match start_exec(&shared, &cwd, command, &args, options) {
+                let started = match &dry_run {
+                    Some(dry_run) => pretend_exec(&shared, dry_run, command, &args),
+                    None => start_exec(&shared, &cwd, command, &args, options),
+                };
+                let reply = match started {
                     Ok(id) => serde_json::json!({ "ok": id }),
                     Err(why) => serde_json::json!({ "error": why }),
                 };
@@ -829,6 +834,38 @@ fn install_services<'js>(
     )?;
     let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
     ctx.globals().set(key, object)
+}
+
+/// A process the plugin asks for in a check: noted in `dry_run`, not
+/// started; it "ends" at once with code 0 and no output.
+fn pretend_exec(
+    shared: &Shared,
+    dry_run: &services::DryRun,
+    command: String,
+    args: &str,
+) -> Result<u64, String> {
+    let args: Vec<String> = serde_json::from_str(args)
+        .map_err(|e| format!("exec: the arguments must be strings: {e}"))?;
+    let shown = std::iter::once(command)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ");
+    dry_run.note(format!("would run `{shown}`"));
+    let id = shared.next_exec.get() + 1;
+    shared.next_exec.set(id);
+    let (owner, _, _) = shared
+        .exec_bounds()
+        .ok_or("exec: a process can only start while a hook, load or unload is running")?;
+    shared.running.borrow_mut().insert(
+        id,
+        Running {
+            owner,
+            kill: Arc::new(AtomicBool::new(false)),
+        },
+    );
+    let reply = serde_json::json!({"ok": {"stdout": "", "stderr": "", "code": 0, "killed": false}});
+    let _ = shared.wake.send(Message::Exec(id, reply.to_string()));
+    Ok(id)
 }
 
 /// The options of `exec(command, args, options)`, as the plugin gave them.

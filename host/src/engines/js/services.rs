@@ -33,6 +33,44 @@ pub struct Services {
     pub cwd: PathBuf,
     /// Whether the manifest grants `exec`.
     pub exec: bool,
+    /// Set when the plugin loads for a check: processes are reported here,
+    /// not started.
+    pub dry_run: Option<DryRun>,
+}
+
+/// What a plugin loaded for a check would have done: the processes it
+/// would have started and the files it would have written, as warnings
+/// (at most [`DryRun::MAX_NOTES`], then a count).
+#[derive(Debug, Clone, Default)]
+pub struct DryRun {
+    notes: Arc<std::sync::Mutex<(Vec<String>, usize)>>,
+}
+
+impl DryRun {
+    /// The most notes kept; the rest are counted.
+    pub const MAX_NOTES: usize = 20;
+
+    /// Note that the plugin would have done `what`.
+    pub fn note(&self, what: String) {
+        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        if notes.0.len() < Self::MAX_NOTES {
+            notes.0.push(format!("in a check, not done: {what}"));
+        } else {
+            notes.1 += 1;
+        }
+    }
+
+    /// The notes so far, and how many more there were; empties the list.
+    pub fn take(&self) -> Vec<String> {
+        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut list, more) = std::mem::take(&mut *notes);
+        if more > 0 {
+            list.push(format!(
+                "in a check, not done: {more} more processes or writes"
+            ));
+        }
+        list
+    }
 }
 
 /// The largest file a plugin may read at once.
@@ -45,6 +83,7 @@ pub struct FileAccess {
     grants: Grants,
     relative_to: PathBuf,
     module: &'static str,
+    dry_run: Option<DryRun>,
 }
 
 impl FileAccess {
@@ -55,6 +94,16 @@ impl FileAccess {
             grants,
             relative_to,
             module,
+            dry_run: None,
+        }
+    }
+
+    /// The same access for a check: writes are noted in `dry_run`, not
+    /// performed.
+    pub fn dry_run(self, dry_run: DryRun) -> Self {
+        Self {
+            dry_run: Some(dry_run),
+            ..self
         }
     }
 
@@ -83,6 +132,14 @@ impl FileAccess {
         let target = self.relative_to.join(path);
         let grants = &self.grants;
         let done = |result: Result<(), FileError>| result.map(|()| Value::Null);
+        if let (Some(dry_run), "write" | "append" | "mkdir") = (&self.dry_run, op) {
+            let what = match op {
+                "mkdir" => "create the folder".to_string(),
+                _ => format!("{op} {} bytes to", data.as_deref().map_or(0, str::len)),
+            };
+            dry_run.note(format!("{} would {what} {}", self.module, target.display()));
+            return Ok(Value::Null);
+        }
         Ok(match op {
             "read" => Value::from(grants.read_text(&target, MAX_READ_BYTES)?),
             "write" => done(grants.write(&target, &data.unwrap_or_default(), WriteMode::Replace))?,
@@ -307,12 +364,16 @@ pub fn exec_env(env: &str) -> Result<Vec<(String, Option<String>)>, String> {
     env.into_iter()
         .map(|(name, value)| {
             if name.is_empty() || name.contains(['=', '\0']) {
-                return Err(format!("exec: `{name}` is not an environment variable name"));
+                return Err(format!(
+                    "exec: `{name}` is not an environment variable name"
+                ));
             }
             match value {
                 Value::String(v) if !v.contains('\0') => Ok((name, Some(v))),
                 Value::Null => Ok((name, None)),
-                _ => Err(format!("exec: the value of `{name}` must be a string without NUL")),
+                _ => Err(format!(
+                    "exec: the value of `{name}` must be a string without NUL"
+                )),
             }
         })
         .collect()
