@@ -44,6 +44,11 @@ pub struct ToolSpec {
     /// A human-readable label for UIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The plugin rewrites the model's arguments before it checks them
+    /// against `parameters` itself (pi's `prepareArguments`), so the host
+    /// hands them over unchecked. A plugin that sets it must check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prepares_arguments: bool,
 }
 
 fn empty_object_schema() -> Value {

@@ -19,6 +19,7 @@ impl Plugin for WordCount {
                 "required": ["text"]
             }),
             label: Some("Word count".into()),
+            prepares_arguments: false,
         }])
     }
 

@@ -11,7 +11,8 @@ use yohost_contract::{CallToolArgs, ToolSpec};
 
 /// A tool offered by a plugin for one run. Calls go to that run's instance,
 /// within the plugin's `call_tool` timeout and the run's cancel, once their
-/// arguments match the tool's parameters schema.
+/// arguments match the tool's parameters schema (or unchecked to a tool that
+/// prepares its arguments and checks them itself: `prepares_arguments`).
 /// A result that asks to end the run (`terminate`) is recorded in the
 /// run's [`Terminations`].
 pub(crate) struct PluginTool {
@@ -60,8 +61,11 @@ impl AgentTool for PluginTool {
         params: serde_json::Value,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolError> {
-        // Arguments that do not match the schema never reach the plugin.
-        self.arguments.check(&params).map_err(ToolError::Failed)?;
+        // Arguments that do not match the schema never reach the plugin,
+        // unless it prepares them first and then checks them itself.
+        if !self.spec.prepares_arguments {
+            self.arguments.check(&params).map_err(ToolError::Failed)?;
+        }
         let args = CallToolArgs {
             run: self.session.run.clone(),
             tool: self.spec.name.clone(),

@@ -328,6 +328,7 @@ fn tool_plugin(
                 description: "a tool".into(),
                 parameters: json!({"type": "object"}),
                 label: None,
+                prepares_arguments: false,
             }])),
             HookCall::CallTool(_) if reply == "image" => Ok(HookReply::CallTool(ToolReply {
                 content: vec![

@@ -270,6 +270,7 @@ fn typed_reply() -> impl Strategy<Value = (Hook, HookReply)> {
             description,
             parameters,
             label,
+            prepares_arguments: false,
         },
     );
     prop_oneof![

@@ -1304,3 +1304,60 @@ fn auto_commit_on_exit_commits_when_the_program_ends() {
     );
     assert_eq!(git(repo.path(), &["status", "--porcelain"]), "");
 }
+
+/// A tool whose `prepareArguments` maps a legacy argument (`who`) to the
+/// one its schema requires (`name`), as pi lets a tool do before the
+/// arguments are checked.
+const PREPARING_TOOL: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "greet",
+    description: "greets someone",
+    parameters: Type.Object({ name: Type.String() }, { additionalProperties: false }),
+    prepareArguments(args: any) {
+      if (args?.crash) throw new Error("cannot prepare these");
+      if (args && typeof args.who === "string") return { name: args.who };
+      return args;
+    },
+    async execute(_id: string, params: { name: string }) {
+      return { content: [{ type: "text", text: `Hello, ${params.name}!` }], details: {} };
+    },
+  });
+}"#;
+
+#[tokio::test]
+async fn prepare_arguments_runs_before_the_schema_check_as_in_pi() {
+    let dir = plugin_dir();
+    write(dir.path(), "greet.ts", PREPARING_TOOL);
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![
+        call("greet", json!({"who": "Ada"})),
+        call("greet", json!({"name": "Bob"})),
+        call("greet", json!({"nobody": true})),
+        call("greet", json!({"crash": true})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "greet").await);
+    // Legacy arguments the tool prepares pass the check.
+    assert_eq!(results[0], ("greet".into(), "Hello, Ada!".into(), false));
+    assert_eq!(results[1], ("greet".into(), "Hello, Bob!".into(), false));
+    // What preparing cannot fix still fails the check, in the host's words,
+    // and `execute` does not run.
+    assert!(results[2].2, "{results:?}");
+    assert!(
+        results[2]
+            .1
+            .starts_with("Validation failed for tool \"greet\":")
+            && results[2].1.contains("nobody")
+            && !results[2].1.contains("Hello"),
+        "{results:?}"
+    );
+    // A throwing `prepareArguments` is an error result.
+    assert!(
+        results[3].2 && results[3].1.contains("cannot prepare these"),
+        "{results:?}"
+    );
+}

@@ -29,6 +29,7 @@ fn tool(name: &str, description: &str) -> ToolSpec {
         description: description.into(),
         parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
         label: None,
+        prepares_arguments: false,
     }
 }
 

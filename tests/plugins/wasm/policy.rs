@@ -21,6 +21,7 @@ impl Plugin for Policy {
             description: "Draw a pixel".into(),
             parameters: json!({"type": "object", "properties": {}}),
             label: None,
+            prepares_arguments: false,
         }])
     }
 

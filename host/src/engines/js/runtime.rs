@@ -758,7 +758,9 @@ impl Engine {
 
 /// Give the plugin the host's services as
 /// `globalThis[Symbol.for("yohost.host")]`: `cwd`, `fs(op, path, data)`
-/// within its grants (see [`services`]), and, when it is granted,
+/// within its grants (see [`services`]), `validate(tool, schema, args)`
+/// (JSON texts; `null` when the arguments match, else the host's
+/// `Validation failed for tool` text), and, when it is granted,
 /// `exec(command, args, options)`, which returns a promise of
 /// `{stdout, stderr, code, killed}`.
 fn install_services<'js>(
@@ -775,6 +777,17 @@ fn install_services<'js>(
         Function::new(
             ctx.clone(),
             move |op: String, path: String, data: Option<String>| files.run(&op, &path, data),
+        )?,
+    )?;
+    object.set(
+        "validate",
+        Function::new(
+            ctx.clone(),
+            |tool: String, schema: String, args: String| -> Option<String> {
+                let parse =
+                    |text: &str| serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+                crate::arguments::check_once(&tool, &parse(&schema), &parse(&args)).err()
+            },
         )?,
     )?;
     if services.exec {
