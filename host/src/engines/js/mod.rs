@@ -28,6 +28,7 @@ pub mod crypto;
 pub mod modules;
 pub mod packages;
 pub mod plugin;
+pub mod positions;
 pub mod runtime;
 pub mod services;
 pub mod transpile;

@@ -33,6 +33,7 @@
 
 use super::crypto;
 use super::modules::ModuleSet;
+use super::positions::{self, LineMap};
 use super::services::{self, ExecBounds, ExecRequest, Services};
 use super::Flavor;
 use crate::codec::decode_json_reply;
@@ -618,7 +619,9 @@ impl Engine {
         interrupt_at.set(Some(load_deadline));
         shared.phase_deadline.set(Some(load_deadline));
         let loaded: Result<_, String> = context.with(|ctx| {
-            let driver = install_driver(&ctx, shared).map_err(|e| format!("internal: {e}"))?;
+            let positions = Arc::new(program.modules.positions.clone());
+            let driver =
+                install_driver(&ctx, shared, &positions).map_err(|e| format!("internal: {e}"))?;
             let describe: Function = driver.get("describe").map_err(|e| e.to_string())?;
             let fail = |e: rquickjs::Error| {
                 if interrupted.get() {
@@ -629,7 +632,10 @@ impl Engine {
                         program.sandbox.memory_bytes
                     )
                 } else {
-                    error_text(&ctx, &describe, e)
+                    positions::in_source(
+                        &program.modules.positions,
+                        &error_text(&ctx, &describe, e),
+                    )
                 }
             };
             if let Some(services) = &program.sandbox.services {
@@ -1011,7 +1017,11 @@ impl Waiting<'_, '_> {
 }
 
 /// Evaluate the driver with the host's callbacks; returns its functions.
-fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<Object<'js>> {
+fn install_driver<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+    positions: &Arc<BTreeMap<String, LineMap>>,
+) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
     let s = Rc::clone(shared);
     host.set(
@@ -1023,9 +1033,11 @@ fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<
         })?,
     )?;
     let s = Rc::clone(shared);
+    let positions = Arc::clone(positions);
     host.set(
         "fail",
         Function::new(ctx.clone(), move |id: f64, message: String| {
+            let message = positions::in_source(&positions, &message);
             s.settled
                 .borrow_mut()
                 .push((id as u64, Settled::Threw(message)));
