@@ -25,8 +25,14 @@
 //!   under pi's names, and `ctx.ui.notify` logs at its level with the run id;
 //! - `input` answering `handled` or `transform` rejects the prompt;
 //! - `session_start` runs at load and `session_shutdown` when the plugin
-//!   is dropped; `node:fs` works inside the manifest's grants only;
-//!   `pi.exec` runs only when `capabilities.exec` is granted;
+//!   is dropped, to completion even when the program ends right after
+//!   (auto-commit-on-exit commits in a git repository); `node:fs` works
+//!   inside the manifest's grants only; `pi.exec` runs only when
+//!   `capabilities.exec` is granted;
+//! - `terminate: true` (structured-output) ends the run without the
+//!   model's follow-up request;
+//! - `prepareArguments` runs before the schema check; a `spawnHook`'s `env`
+//!   reaches the process, and the hook is shown only granted variables;
 //! - a call the host cannot honour (`pi.sendMessage`) fails its hook closed;
 //! - the former `@mariozechner/*` names and `typebox` work, and tool
 //!   parameters become plain JSON Schema;
