@@ -247,7 +247,7 @@ impl Spin {
     /// Whether to look again: true until the length has passed.
     fn goes_on(&mut self) -> bool {
         self.turns = self.turns.wrapping_add(1);
-        if self.turns % Self::TURNS_PER_CLOCK != 0 {
+        if !self.turns.is_multiple_of(Self::TURNS_PER_CLOCK) {
             std::hint::spin_loop();
             return true;
         }
