@@ -36,7 +36,7 @@ use super::positions::{self, LineMap};
 use super::services::{self, ExecBounds, ExecRequest, Services};
 use super::Flavor;
 use super::{crypto, fetch};
-use crate::codec::decode_json_reply;
+use crate::codec::{decode_json_reply, encode_json_args};
 use crate::error::CallError;
 use crate::logging::{plugin_log, LogLevel};
 use crate::manifest::Network;
@@ -154,6 +154,8 @@ pub struct Started {
 
 struct Request {
     call: HookCall,
+    /// The call's argument as JSON text, encoded by the caller.
+    args: String,
     limits: CallLimits,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
     dispatch: tracing::Dispatch,
@@ -163,10 +165,12 @@ struct Request {
 impl Instance {
     /// Run one hook call on the engine thread.
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+        let args = encode_json_args(&call)?;
         let (reply, answer) = oneshot::channel();
         let cancel = limits.cancel.clone();
         let request = Request {
             call,
+            args,
             limits,
             reply,
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
@@ -1263,7 +1267,7 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
         engine.take_refused();
     }
     let hook = request.call.hook().as_str();
-    let args = request.call.args_json().to_string();
+    let args = request.args;
     let run_id = request.call.run().run_id.clone();
     shared.calls.borrow_mut().insert(
         id,
