@@ -123,6 +123,7 @@ impl FileError {
                 io::ErrorKind::AlreadyExists => "EEXIST",
                 io::ErrorKind::IsADirectory => "EISDIR",
                 io::ErrorKind::NotADirectory => "ENOTDIR",
+                io::ErrorKind::DirectoryNotEmpty => "ENOTEMPTY",
                 _ => "EIO",
             },
         }
@@ -151,6 +152,29 @@ pub enum WriteMode {
     Append,
 }
 
+/// What a directory entry is, without following a symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (not followed).
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+/// One name in a directory, as [`Grants::list`] gives it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Entry {
+    /// Its name.
+    pub name: String,
+    /// What it is.
+    pub kind: EntryKind,
+}
+
 /// One directory, opened once; every access is a path relative to it and
 /// cannot leave it.
 #[derive(Debug)]
@@ -172,6 +196,33 @@ impl Confined {
         &self.real
     }
 
+    /// The bytes of regular file `relative`, if it holds at most `limit`
+    /// of them. `shown` is the path errors name.
+    pub fn read_bytes(
+        &self,
+        relative: &Path,
+        limit: u64,
+        shown: &Path,
+    ) -> Result<Vec<u8>, FileError> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        let file = self.open_regular(relative, &options, shown)?;
+        let mut bytes = Vec::new();
+        file.take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|source| FileError::Io {
+                path: shown.to_path_buf(),
+                source,
+            })?;
+        if bytes.len() as u64 > limit {
+            return Err(FileError::TooLarge {
+                path: shown.to_path_buf(),
+                limit,
+            });
+        }
+        Ok(bytes)
+    }
+
     /// The text of regular file `relative`, if it holds at most `limit`
     /// bytes of UTF-8. `shown` is the path errors name.
     pub fn read_text(
@@ -180,32 +231,17 @@ impl Confined {
         limit: u64,
         shown: &Path,
     ) -> Result<String, FileError> {
-        let io_err = |source| FileError::Io {
+        String::from_utf8(self.read_bytes(relative, limit, shown)?).map_err(|e| FileError::Io {
             path: shown.to_path_buf(),
-            source,
-        };
-        let mut options = OpenOptions::new();
-        options.read(true);
-        let file = self.open_regular(relative, &options, shown)?;
-        let mut bytes = Vec::new();
-        file.take(limit.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(io_err)?;
-        if bytes.len() as u64 > limit {
-            return Err(FileError::TooLarge {
-                path: shown.to_path_buf(),
-                limit,
-            });
-        }
-        String::from_utf8(bytes)
-            .map_err(|e| io_err(io::Error::new(io::ErrorKind::InvalidData, e.utf8_error())))
+            source: io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()),
+        })
     }
 
-    /// Write `text` to regular file `relative`, creating it if needed.
+    /// Write `bytes` to regular file `relative`, creating it if needed.
     pub fn write(
         &self,
         relative: &Path,
-        text: &str,
+        bytes: &[u8],
         mode: WriteMode,
         shown: &Path,
     ) -> Result<(), FileError> {
@@ -224,7 +260,7 @@ impl Confined {
         if mode == WriteMode::Replace {
             file.set_len(0).map_err(io_err)?;
         }
-        file.write_all(text.as_bytes()).map_err(io_err)
+        file.write_all(bytes).map_err(io_err)
     }
 
     /// Create directory `relative` and its missing parents.
@@ -238,6 +274,47 @@ impl Confined {
                 path: shown.to_path_buf(),
                 source,
             })
+    }
+
+    /// Create directory `relative`, whose parent must exist (`EEXIST` when
+    /// it is there already).
+    pub fn create_dir(&self, relative: &Path, shown: &Path) -> Result<(), FileError> {
+        self.dir
+            .create_dir(nonempty(relative))
+            .map_err(|source| FileError::Io {
+                path: shown.to_path_buf(),
+                source,
+            })
+    }
+
+    /// Remove file (or symlink) `relative`, or, with `dir`, empty
+    /// directory `relative`. The grant's own directory is never removed.
+    pub fn remove(&self, relative: &Path, dir: bool, shown: &Path) -> Result<(), FileError> {
+        let io_err = |source| FileError::Io {
+            path: shown.to_path_buf(),
+            source,
+        };
+        if relative.as_os_str().is_empty() {
+            return Err(io_err(io::Error::from(io::ErrorKind::PermissionDenied)));
+        }
+        if dir {
+            self.dir.remove_dir(relative).map_err(io_err)
+        } else {
+            self.dir.remove_file(relative).map_err(|source| {
+                // Node names unlinking a directory EISDIR (Linux says EPERM).
+                let is_dir = self
+                    .dir
+                    .symlink_metadata(relative)
+                    .is_ok_and(|m| m.is_dir());
+                if is_dir {
+                    FileError::IsADirectory {
+                        path: shown.to_path_buf(),
+                    }
+                } else {
+                    io_err(source)
+                }
+            })
+        }
     }
 
     /// What `relative` is, following symlinks that stay inside.
@@ -265,8 +342,8 @@ impl Confined {
         })
     }
 
-    /// The names in directory `relative`, sorted.
-    pub fn list(&self, relative: &Path, shown: &Path) -> Result<Vec<String>, FileError> {
+    /// The entries of directory `relative`, sorted by name.
+    pub fn list(&self, relative: &Path, shown: &Path) -> Result<Vec<Entry>, FileError> {
         let io_err = |source| FileError::Io {
             path: shown.to_path_buf(),
             source,
@@ -277,18 +354,22 @@ impl Confined {
             self.dir.read_dir(relative)
         }
         .map_err(io_err)?;
-        let mut names = Vec::new();
+        let mut listed = Vec::new();
         for entry in entries {
-            names.push(
-                entry
-                    .map_err(io_err)?
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned(),
-            );
+            let entry = entry.map_err(io_err)?;
+            let kind = match entry.file_type() {
+                Ok(t) if t.is_symlink() => EntryKind::Symlink,
+                Ok(t) if t.is_dir() => EntryKind::Dir,
+                Ok(t) if t.is_file() => EntryKind::File,
+                _ => EntryKind::Other,
+            };
+            listed.push(Entry {
+                name: entry.file_name().to_string_lossy().into_owned(),
+                kind,
+            });
         }
-        names.sort();
-        Ok(names)
+        listed.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(listed)
     }
 
     /// Open `relative` non-blocking and make sure, on the open handle, that
@@ -305,23 +386,18 @@ impl Confined {
             use cap_std::fs::OpenOptionsExt;
             options.custom_flags(libc::O_NONBLOCK);
         }
-        let target = if relative.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            relative
-        };
-        let file = self
-            .dir
-            .open_with(target, &options)
-            .map_err(|source| match source.kind() {
-                io::ErrorKind::IsADirectory => FileError::IsADirectory {
-                    path: shown.to_path_buf(),
-                },
-                _ => FileError::Io {
-                    path: shown.to_path_buf(),
-                    source,
-                },
-            })?;
+        let file =
+            self.dir
+                .open_with(nonempty(relative), &options)
+                .map_err(|source| match source.kind() {
+                    io::ErrorKind::IsADirectory => FileError::IsADirectory {
+                        path: shown.to_path_buf(),
+                    },
+                    _ => FileError::Io {
+                        path: shown.to_path_buf(),
+                        source,
+                    },
+                })?;
         let meta = file.metadata().map_err(|source| FileError::Io {
             path: shown.to_path_buf(),
             source,
@@ -431,10 +507,16 @@ impl Grants {
         dir.read_text(&relative, limit, &shown)
     }
 
-    /// Write `text` to file `path` (absolute), creating it if needed.
-    pub fn write(&self, path: &Path, text: &str, mode: WriteMode) -> Result<(), FileError> {
+    /// The bytes of file `path` (absolute), at most `limit` of them.
+    pub fn read_bytes(&self, path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+        let (dir, relative, shown) = self.locate(path, Access::Read)?;
+        dir.read_bytes(&relative, limit, &shown)
+    }
+
+    /// Write `bytes` to file `path` (absolute), creating it if needed.
+    pub fn write(&self, path: &Path, bytes: &[u8], mode: WriteMode) -> Result<(), FileError> {
         let (dir, relative, shown) = self.locate(path, Access::Write)?;
-        dir.write(&relative, text, mode, &shown)
+        dir.write(&relative, bytes, mode, &shown)
     }
 
     /// Create directory `path` (absolute) and its missing parents.
@@ -443,14 +525,27 @@ impl Grants {
         dir.create_dir_all(&relative, &shown)
     }
 
+    /// Create directory `path` (absolute), whose parent must exist.
+    pub fn create_dir(&self, path: &Path) -> Result<(), FileError> {
+        let (dir, relative, shown) = self.locate(path, Access::Write)?;
+        dir.create_dir(&relative, &shown)
+    }
+
+    /// Remove file `path` (absolute), or with `dir` the empty directory;
+    /// a granted directory itself is never removed.
+    pub fn remove(&self, path: &Path, dir: bool) -> Result<(), FileError> {
+        let (handle, relative, shown) = self.locate(path, Access::Write)?;
+        handle.remove(&relative, dir, &shown)
+    }
+
     /// What `path` (absolute) is, if it exists inside a grant for `access`.
     pub fn stat(&self, path: &Path, access: Access) -> Result<FileInfo, FileError> {
         let (dir, relative, shown) = self.locate(path, access)?;
         dir.stat(&relative, &shown)
     }
 
-    /// The names in directory `path` (absolute), sorted.
-    pub fn list(&self, path: &Path) -> Result<Vec<String>, FileError> {
+    /// The entries of directory `path` (absolute), sorted by name.
+    pub fn list(&self, path: &Path) -> Result<Vec<Entry>, FileError> {
         let (dir, relative, shown) = self.locate(path, Access::Read)?;
         dir.list(&relative, &shown)
     }
@@ -491,6 +586,15 @@ impl Grants {
         let found = pick(&shown).or_else(|| pick(&resolve_existing(&shown)));
         let (grant, relative) = found.ok_or_else(not_granted)?;
         Ok((&grant.dir, relative, shown))
+    }
+}
+
+/// `relative`, or `.` for the directory itself.
+fn nonempty(relative: &Path) -> &Path {
+    if relative.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        relative
     }
 }
 
@@ -560,7 +664,7 @@ mod tests {
             matches!(escape, Err(FileError::NotGranted { .. })),
             "{escape:?}"
         );
-        let read_only = grants.write(&base.join("data/b.txt"), "x", WriteMode::Replace);
+        let read_only = grants.write(&base.join("data/b.txt"), b"x", WriteMode::Replace);
         assert!(
             matches!(
                 read_only,
@@ -572,10 +676,10 @@ mod tests {
             "{read_only:?}"
         );
         grants
-            .write(&base.join("out/b.txt"), "x", WriteMode::Replace)
+            .write(&base.join("out/b.txt"), b"x", WriteMode::Replace)
             .unwrap();
         grants
-            .write(&base.join("out/b.txt"), "y", WriteMode::Append)
+            .write(&base.join("out/b.txt"), b"y", WriteMode::Append)
             .unwrap();
         assert_eq!(
             grants.read_text(&base.join("out/b.txt"), 100).unwrap(),
@@ -587,7 +691,13 @@ mod tests {
         assert_eq!(missing.code(), "ENOENT");
         assert!(!grants.exists(&base.join("secret/key")));
         assert!(grants.exists(&base.join("data")));
-        assert_eq!(grants.list(&base.join("out")).unwrap(), ["b.txt"]);
+        assert_eq!(
+            grants.list(&base.join("out")).unwrap(),
+            [Entry {
+                name: "b.txt".into(),
+                kind: EntryKind::File
+            }]
+        );
         let too_big = grants.read_text(&base.join("out/b.txt"), 1).unwrap_err();
         assert_eq!(too_big.code(), "EFBIG");
     }
@@ -624,7 +734,7 @@ mod tests {
         link("elsewhere/created-by-plugin", "dangling");
         let grants = Grants::open(base, &caps(&[], &["out"])).unwrap();
         for name in ["folder/x", "dangling"] {
-            let written = grants.write(&base.join("out").join(name), "x", WriteMode::Replace);
+            let written = grants.write(&base.join("out").join(name), b"x", WriteMode::Replace);
             assert_eq!(written.unwrap_err().code(), "EACCES", "{name}");
         }
         assert!(!base.join("elsewhere/x").exists());
@@ -647,7 +757,7 @@ mod tests {
         let read = grants.read_text(&fifo, 100).unwrap_err();
         assert!(matches!(read, FileError::NotAFile { .. }), "{read:?}");
         // No reader: a blocking open would wait for one.
-        let written = grants.write(&fifo, "x", WriteMode::Replace).unwrap_err();
+        let written = grants.write(&fifo, b"x", WriteMode::Replace).unwrap_err();
         assert!(matches!(
             written,
             FileError::Io { .. } | FileError::NotAFile { .. }

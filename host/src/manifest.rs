@@ -23,7 +23,8 @@
 //! read = ["data"]           # directories the plugin may read (relative to the plugin)
 //! write = ["out"]           # directories it may read and write
 //! env = ["HOME"]            # environment variables it may see
-//! network = false           # whether it may open connections
+//! network = false           # whether it may open connections: false, true (any host),
+//!                           # or the hosts it may reach, e.g. ["api.example.com", "*.example.org"]
 //! exec = false              # whether it may start processes (pi's `pi.exec`)
 //!
 //! [config]                  # settings for the plugin, read by its adapter
@@ -107,6 +108,12 @@ pub enum ManifestError {
     /// `name` is not a valid plugin name.
     #[error("`name`: {0}")]
     Name(NameError),
+    /// `capabilities.network` lists something that is not a host name.
+    #[error("`capabilities.network` lists {host:?}, which is not a host name: list names such as \"api.example.com\" or \"*.example.org\", without scheme, port or path")]
+    NetworkHost {
+        /// The entry as written.
+        host: String,
+    },
 }
 
 /// Why a plugin name is not valid. Each message says what a valid name is.
@@ -221,12 +228,91 @@ pub struct Capabilities {
     /// Environment variables the plugin may see. Empty: none.
     #[serde(default)]
     pub env: Vec<String>,
-    /// Whether the plugin may open network connections. Absent: no.
+    /// Whether the plugin may open network connections, and to which
+    /// hosts. Absent: none.
     #[serde(default)]
-    pub network: bool,
+    pub network: Network,
     /// Whether the plugin may start processes. Absent: no.
     #[serde(default)]
     pub exec: bool,
+}
+
+/// `capabilities.network`: `false` (the default, no connections), `true`
+/// (any host), or a list of the hosts the plugin may reach (`"*.example.org"`
+/// is every host below `example.org`). An engine that cannot restrict
+/// connections to hosts opens none for a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Network {
+    /// `false`: none; `true`: any host.
+    Granted(bool),
+    /// Only these hosts (names, without scheme, port or path).
+    Hosts(Vec<String>),
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network::Granted(false)
+    }
+}
+
+impl Network {
+    /// Whether any host at all may be reached (`true`, or a non-empty list).
+    pub fn is_granted(&self) -> bool {
+        match self {
+            Network::Granted(granted) => *granted,
+            Network::Hosts(hosts) => !hosts.is_empty(),
+        }
+    }
+
+    /// Whether every host may be reached (`true`).
+    pub fn allows_any(&self) -> bool {
+        matches!(self, Network::Granted(true))
+    }
+
+    /// Whether `host` (a name or an IP address, as a URL gives it) may be
+    /// reached. Names compare without regard to case.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        match self {
+            Network::Granted(granted) => *granted,
+            Network::Hosts(hosts) => hosts.iter().any(|pattern| {
+                let pattern = pattern.to_ascii_lowercase();
+                match pattern.strip_prefix("*.") {
+                    Some(domain) => host
+                        .strip_suffix(domain)
+                        .is_some_and(|below| below.ends_with('.') && below.len() > 1),
+                    None => host == pattern,
+                }
+            }),
+        }
+    }
+
+    /// The first listed host that is not a host name: letters, digits,
+    /// `-` and `.` (optionally after `*.`), or an IPv6 address in `[]`.
+    fn invalid_host(&self) -> Option<&str> {
+        let Network::Hosts(hosts) = self else {
+            return None;
+        };
+        let name_ok = |name: &str| {
+            !name.is_empty()
+                && name.len() <= 253
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        };
+        let ipv6_ok = |host: &str| {
+            host.strip_prefix('[')
+                .and_then(|h| h.strip_suffix(']'))
+                .is_some_and(|inner| {
+                    !inner.is_empty() && inner.chars().all(|c| c.is_ascii_hexdigit() || c == ':')
+                })
+        };
+        hosts
+            .iter()
+            .find(|host| !(name_ok(host.strip_prefix("*.").unwrap_or(host)) || ipv6_ok(host)))
+            .map(String::as_str)
+    }
 }
 
 /// A parsed `plugin.toml` (all defaults when the file is absent).
@@ -299,6 +385,11 @@ impl Manifest {
         }
         if let Some(mib) = manifest.limits.memory_mib {
             in_range("limits.memory_mib", mib, MEMORY_MIB, "MiB")?;
+        }
+        if let Some(host) = manifest.capabilities.network.invalid_host() {
+            return Err(ManifestError::NetworkHost {
+                host: host.to_string(),
+            });
         }
         Ok(manifest)
     }
@@ -499,6 +590,58 @@ mod tests {
             Manifest::parse("name = \"\"").unwrap_err(),
             ManifestError::Name(NameError::Empty)
         );
+    }
+
+    #[test]
+    fn network_is_a_flag_or_a_list_of_host_names() {
+        let network = |text: &str| Manifest::parse(&format!("[capabilities]\nnetwork = {text}"));
+        assert_eq!(
+            network("false").unwrap().capabilities.network,
+            Network::default()
+        );
+        let any = network("true").unwrap().capabilities.network;
+        assert!(any.allows_any() && any.allows("anything.example"));
+        let listed = network(r#"["api.example.com", "*.example.org", "127.0.0.1", "[::1]"]"#)
+            .unwrap()
+            .capabilities
+            .network;
+        assert!(listed.is_granted() && !listed.allows_any());
+        for host in [
+            "api.example.com",
+            "API.Example.com.",
+            "a.example.org",
+            "x.y.example.org",
+            "127.0.0.1",
+            "[::1]",
+        ] {
+            assert!(listed.allows(host), "{host}");
+        }
+        for host in [
+            "example.org",
+            "evilexample.org",
+            "api.example.com.evil",
+            "localhost",
+            "",
+        ] {
+            assert!(!listed.allows(host), "{host}");
+        }
+        assert!(!network("[]").unwrap().capabilities.network.is_granted());
+        for bad in [
+            "https://api.example.com",
+            "api.example.com:443",
+            "a/b",
+            "",
+            "*.",
+            "[zz]",
+        ] {
+            let err = network(&format!("[{bad:?}]")).unwrap_err();
+            assert_eq!(
+                err,
+                ManifestError::NetworkHost { host: bad.into() },
+                "{bad}"
+            );
+        }
+        assert!(matches!(network("\"yes\""), Err(ManifestError::Syntax(_))));
     }
 
     #[test]

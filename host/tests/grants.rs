@@ -296,7 +296,7 @@ async fn relative_paths_start_at_the_plugin_folder_and_errors_name_the_module() 
     );
     let answers = ask_pi(&host, &["read|/etc/passwd", "exists|/etc/passwd"]).await;
     assert!(
-        answers[0].starts_with("error EACCES: node:fs: reading /etc/passwd is not granted"),
+        answers[0].starts_with("error EACCES: EACCES: permission denied, open '/etc/passwd' (node:fs: reading /etc/passwd is not granted"),
         "{answers:?}"
     );
     assert_eq!(answers[1], "exists: false");

@@ -6,6 +6,8 @@
 // stream, then `exit` and `close`). The sync forms would block the plugin's
 // thread, so they throw.
 
+import { EventEmitter as Emitter } from "node:events";
+
 const SHELL = "/bin/sh";
 
 function run(command, args, options) {
@@ -14,42 +16,6 @@ function run(command, args, options) {
     throw new Error(`node:child_process cannot run "${command}": the plugin's plugin.toml does not grant \`capabilities.exec = true\``);
   }
   return exec(String(command), (args ?? []).map(String), { cwd: options?.cwd, timeout: options?.timeout });
-}
-
-class Emitter {
-  #listeners = new Map();
-  on(name, listener) {
-    if (!this.#listeners.has(name)) this.#listeners.set(name, []);
-    this.#listeners.get(name).push(listener);
-    return this;
-  }
-  once(name, listener) {
-    const wrapped = (...args) => {
-      this.off(name, wrapped);
-      listener(...args);
-    };
-    return this.on(name, wrapped);
-  }
-  off(name, listener) {
-    this.#listeners.set(name, (this.#listeners.get(name) ?? []).filter((l) => l !== listener));
-    return this;
-  }
-  addListener(name, listener) {
-    return this.on(name, listener);
-  }
-  removeListener(name, listener) {
-    return this.off(name, listener);
-  }
-  removeAllListeners(name) {
-    if (name === undefined) this.#listeners.clear();
-    else this.#listeners.delete(name);
-    return this;
-  }
-  emit(name, ...args) {
-    const listeners = [...(this.#listeners.get(name) ?? [])];
-    for (const listener of listeners) listener(...args);
-    return listeners.length > 0;
-  }
 }
 
 class Stream extends Emitter {

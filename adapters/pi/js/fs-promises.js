@@ -1,7 +1,6 @@
 // `node:fs/promises` (and `fs/promises`).
 
-import { constants, promises } from "pi:fs-core";
+import { promises } from "pi:fs-core";
 
-export const { readFile, writeFile, appendFile, mkdir, mkdtemp, readdir, stat, access } = promises;
-export { constants };
+export const { constants, readFile, writeFile, appendFile, mkdir, mkdtemp, readdir, stat, lstat, access, unlink, rmdir, rm } = promises;
 export default promises;

@@ -1,22 +1,12 @@
 // `node:fs` (and `fs`).
 
-import {
-  constants,
-  existsSync,
-  readFileSync,
-  writeFileSync,
-  appendFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  statSync,
-  accessSync,
-  watch,
-  promises,
-} from "pi:fs-core";
+import * as core from "pi:fs-core";
 
 export {
   constants,
+  Dirent,
+  ReadStream,
+  WriteStream,
   existsSync,
   readFileSync,
   writeFileSync,
@@ -25,21 +15,29 @@ export {
   mkdtempSync,
   readdirSync,
   statSync,
+  lstatSync,
   accessSync,
+  unlinkSync,
+  rmdirSync,
+  rmSync,
   watch,
+  watchFile,
+  unwatchFile,
+  createReadStream,
+  createWriteStream,
+  readFile,
+  writeFile,
+  appendFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  stat,
+  lstat,
+  access,
+  unlink,
+  rmdir,
+  rm,
+  exists,
   promises,
-};
-export default {
-  constants,
-  existsSync,
-  readFileSync,
-  writeFileSync,
-  appendFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  statSync,
-  accessSync,
-  watch,
-  promises,
-};
+} from "pi:fs-core";
+export default { ...core };

@@ -1,10 +1,12 @@
 // The Node globals pi extensions use, as far as a plugin host should go:
 // `process` (the granted environment only; `exit` throws), `Buffer` (the
-// common subset), `setInterval`, `TextEncoder`, `TextDecoder`, `URL` and
-// `URLSearchParams`. Evaluated before the extension's code; yohost's own
+// common subset), `setInterval`, `TextEncoder`, `TextDecoder`, `URL`,
+// `URLSearchParams`, and `fetch` with `Headers` and `Response` (pi:fetch,
+// within `capabilities.network`). Evaluated before the extension's code; yohost's own
 // TypeScript plugins do not get these.
 
 import { settings } from "pi:settings";
+import { fetch, Headers, Response } from "pi:fetch";
 
 const host = () => globalThis[Symbol.for("yohost.host")] ?? {};
 
@@ -505,6 +507,10 @@ export default function installGlobals(settingsJson, envJson) {
     URLSearchParams,
     setInterval,
     clearInterval,
+    // Node's own, where the engine has them.
+    fetch: globalThis.fetch ?? fetch,
+    Headers: globalThis.Headers ?? Headers,
+    Response: globalThis.Response ?? Response,
     global: globalThis,
   });
   if (typeof globalThis.queueMicrotask !== "function") {

@@ -57,7 +57,7 @@ function readDefinition(cwd) {
       ["path"],
     ),
     async execute(_id, params) {
-      const lines = readFileSync(resolve(cwd, params.path)).split("\n");
+      const lines = readFileSync(resolve(cwd, params.path), "utf8").split("\n");
       const start = Math.max(1, params.offset ?? 1) - 1;
       const end = params.limit === undefined ? lines.length : start + params.limit;
       return textResult(lines.slice(start, end).join("\n"));
@@ -101,7 +101,7 @@ function editDefinition(cwd) {
     ),
     async execute(_id, params) {
       const path = resolve(cwd, params.path);
-      let text = readFileSync(path);
+      let text = readFileSync(path, "utf8");
       const edits = params.edits ?? [{ oldText: params.oldText, newText: params.newText }];
       for (const { oldText, newText } of edits) {
         const count = oldText === "" ? 0 : text.split(oldText).length - 1;

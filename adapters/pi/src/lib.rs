@@ -72,6 +72,10 @@ pub const BUILTINS: &[Builtin] = &[
     module!("child_process", "child-process.js"),
     module!("node:util", "util.js"),
     module!("util", "util.js"),
+    module!("node:events", "events.js"),
+    module!("events", "events.js"),
+    module!("node:readline", "readline.js"),
+    module!("readline", "readline.js"),
 ];
 
 /// The adapter's own modules: the shape, by concern, and the file
@@ -96,6 +100,7 @@ const INTERNALS: &[Builtin] = &[
     module!("pi:fs-core", "fs-core.js"),
     module!("pi:tools", "tools.js"),
     module!("pi:globals", "globals.js"),
+    module!("pi:fetch", "fetch.js"),
     module!("pi:settings", "settings.js"),
 ];
 
@@ -110,6 +115,7 @@ pub const PI: Flavor = Flavor {
     services: Some(ServiceApi {
         module: "node:fs",
         relative_to: RelativeTo::WorkingDir,
+        fetch: true,
     }),
 };
 

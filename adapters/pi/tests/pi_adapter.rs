@@ -37,75 +37,16 @@
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
+mod package;
+
+use package::*;
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;
 use tokio_util::sync::CancellationToken;
 use yohost::contract::{HookCall, HookReply, RunInfo};
 use yohost::{CallLimits, PluginHost};
-
-/// A host over `dir` with the pi adapter registered.
-fn open(dir: &Path) -> Result<PluginHost, yohost::HostError> {
-    PluginHost::builder(dir)
-        .adapter(yohost_adapter_pi::adapter())
-        .open()
-}
-
-/// The pi package the tests load extensions from.
-const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent@1.6.0";
-
-/// Where the package is unpacked under the target dir: named by version,
-/// so a copy of another version is never used.
-const PI_PACKAGE_DIR: &str = "pi-package-1.6.0";
-
-/// The unpacked package, with the dependencies of its `with-deps` example
-/// installed: `$YOHOST_PI_PACKAGE`, else
-/// `<target>/tmp/pi-package-<version>/package`, fetched with `npm pack` if
-/// missing.
-fn pi_package() -> &'static Path {
-    static PACKAGE: OnceLock<PathBuf> = OnceLock::new();
-    PACKAGE.get_or_init(|| {
-        if let Some(dir) = std::env::var_os("YOHOST_PI_PACKAGE") {
-            return PathBuf::from(dir);
-        }
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(PI_PACKAGE_DIR);
-        let package = dir.join("package");
-        if !package.join("package.json").is_file() {
-            std::fs::create_dir_all(&dir).unwrap();
-            let fetched = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!(
-                    "npm pack --silent {PI_PACKAGE} >/dev/null && tar xzf ./*.tgz && rm ./*.tgz \
-                     && cd package/examples/extensions/with-deps \
-                     && npm install --silent --omit=dev --ignore-scripts --no-audit --no-fund >/dev/null"
-                ))
-                .current_dir(&dir)
-                .status()
-                .expect("npm runs");
-            assert!(
-                fetched.success(),
-                "fetching {PI_PACKAGE} failed: run .ci/run, or set YOHOST_PI_PACKAGE to an unpacked copy"
-            );
-        }
-        package
-    })
-}
-
-/// The package's example extensions.
-fn examples() -> PathBuf {
-    pi_package().join("examples/extensions")
-}
-
-/// A plugin directory holding copies of these examples.
-fn with_examples(names: &[&str]) -> tempfile::TempDir {
-    let dir = plugin_dir();
-    for name in names {
-        std::fs::copy(examples().join(name), dir.path().join(name)).unwrap();
-    }
-    dir
-}
 
 /// What `yohost check --json` prints for `dir` (the command prints this
 /// report; it lives in the `yohost-cli` package).
@@ -151,9 +92,9 @@ const VERDICTS: &[(&str, Verdict)] = &[
     ("dynamic-tools", Loaded(&["tools", "call_tool"], &["echo_session"])),
     ("entry-renderer", Loaded(&[], &[])),
     ("event-bus", Loaded(&[], &[])),
-    ("file-trigger", Refused("node:fs.watch is not available")),
+    ("file-trigger", Refused("EACCES: permission denied, watch '/tmp/agent-trigger.txt' (node:fs: reading /tmp/agent-trigger.txt is not granted")),
     ("git-checkpoint", Refused("listens for `session_before_fork`")),
-    ("git-merge-and-resolve", Refused("imports `createReadStream`")),
+    ("git-merge-and-resolve", Loaded(&["on_event", "finish"], &[])),
     ("github-issue-autocomplete", Refused("pi.exec(\"git\") is not available: the plugin's plugin.toml does not grant `capabilities.exec = true`")),
     ("gondolin", Refused("listens for `user_bash`")),
     ("handoff", Loaded(&[], &[])),
@@ -533,7 +474,7 @@ export default function (pi: ExtensionAPI) {{
     description: "read a file",
     parameters: {{ type: "object", properties: {{ path: {{ type: "string" }} }} }},
     async execute(_id, params) {{
-      return {{ content: [{{ type: "text", text: readFileSync(params.path) }}] }};
+      return {{ content: [{{ type: "text", text: readFileSync(params.path, "utf8") }}] }};
     }},
   }});
 }}"#

@@ -14,6 +14,8 @@
 //!   interrupts, granted environment) and the thread that owns it;
 //! - [`services`]: files within the manifest's grants, and processes when
 //!   granted, for flavors that offer them;
+//! - [`fetch`]: HTTP requests to the hosts `capabilities.network` grants,
+//!   for flavors that offer `fetch`;
 //! - [`crypto`]: random bytes and sha2 digests, for flavors that offer
 //!   `node:crypto`;
 //! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance.
@@ -25,6 +27,7 @@
 
 pub mod commonjs;
 pub mod crypto;
+pub mod fetch;
 pub mod modules;
 pub mod packages;
 pub mod plugin;
@@ -35,6 +38,7 @@ pub mod transpile;
 use crate::discovery::Candidate;
 use crate::error::LoadError;
 use crate::grants::Grants;
+use crate::manifest::Network;
 use crate::plugin::Loaded;
 use modules::{add_flavor, gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
@@ -83,7 +87,8 @@ pub struct Flavor {
     /// and processes when granted `exec`), if they do. The shape and the
     /// built-ins find them at `globalThis[Symbol.for("yohost.host")]`:
     /// `cwd`, `fs(op, path, data)` (see [`services::FileAccess::run`]) and,
-    /// when granted, `exec(command, args, {cwd, timeout})`.
+    /// when granted, `exec(command, args, {cwd, timeout})` and
+    /// `fetch(request)` (see [`fetch`]).
     pub services: Option<ServiceApi>,
 }
 
@@ -95,6 +100,9 @@ pub struct ServiceApi {
     pub module: &'static str,
     /// What relative file paths start from.
     pub relative_to: RelativeTo,
+    /// Whether plugins get `fetch` when their manifest grants
+    /// `capabilities.network`.
+    pub fetch: bool,
 }
 
 /// What a flavor's relative file paths start from.
@@ -122,6 +130,7 @@ pub const YOHOST: Flavor = Flavor {
     services: Some(ServiceApi {
         module: "yohost",
         relative_to: RelativeTo::PluginDir,
+        fetch: false,
     }),
 };
 
@@ -172,6 +181,11 @@ pub fn load_with(
             files: FileAccess::new(grants, relative_to, api.module),
             cwd,
             exec: capabilities.exec,
+            network: if api.fetch {
+                capabilities.network.clone()
+            } else {
+                Network::default()
+            },
         }
     });
     let program = Program {
@@ -203,10 +217,11 @@ pub fn load_with(
         .collect::<Result<_, _>>()?;
     let mut warnings = started.warnings;
     let offered = flavor.services.is_some();
+    let fetches = flavor.services.is_some_and(|api| api.fetch);
     for (granted, offered, what) in [
         (!capabilities.read.is_empty(), offered, "`read`"),
         (!capabilities.write.is_empty(), offered, "`write`"),
-        (capabilities.network, false, "`network`"),
+        (capabilities.network.is_granted(), fetches, "`network`"),
         (capabilities.exec, offered, "`exec`"),
     ] {
         if granted && !offered {

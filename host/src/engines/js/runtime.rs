@@ -31,13 +31,14 @@
 //! Another backend (V8, say) would be another module with the same
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
 
-use super::crypto;
 use super::modules::ModuleSet;
 use super::services::{self, ExecBounds, ExecRequest, Services};
 use super::Flavor;
+use super::{crypto, fetch};
 use crate::codec::decode_json_reply;
 use crate::error::CallError;
 use crate::logging::{plugin_log, LogLevel};
+use crate::manifest::Network;
 use crate::plugin::CallLimits;
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
@@ -315,6 +316,13 @@ impl Shared {
             return Some((None, deadline, cancels));
         }
         self.phase_deadline.get().map(|at| (None, at, Vec::new()))
+    }
+
+    /// The id of a new process or request, and the flag that stops it.
+    fn next_work(&self) -> (u64, Arc<AtomicBool>) {
+        let id = self.next_exec.get() + 1;
+        self.next_exec.set(id);
+        (id, Arc::new(AtomicBool::new(false)))
     }
 
     /// Kill every process still running.
@@ -784,6 +792,19 @@ fn install_services<'js>(
                 .call::<_, Function>((start,))?,
         )?;
     }
+    if services.network.is_granted() {
+        let network = services.network.clone();
+        let shared = Rc::clone(shared);
+        let start = Function::new(ctx.clone(), move |request: String| {
+            let reply = match start_fetch(&shared, &network, &request) {
+                Ok(id) => serde_json::json!({ "ok": id }),
+                Err(why) => serde_json::json!({ "error": why }),
+            };
+            reply.to_string()
+        })?;
+        let later: Function = driver.get("later")?;
+        object.set("fetch", later.call::<_, Function>((start,))?)?;
+    }
     object.set(
         "randomBytes",
         Function::new(ctx.clone(), |ctx: Ctx<'js>, count: f64| {
@@ -831,9 +852,7 @@ fn start_exec(
     let deadline = own_limit
         .map_or(deadline, |limit| deadline.min(now + limit))
         .min(now + services::MAX_EXEC);
-    let id = shared.next_exec.get() + 1;
-    shared.next_exec.set(id);
-    let kill = Arc::new(AtomicBool::new(false));
+    let (id, kill) = shared.next_work();
     let request = ExecRequest {
         command,
         args,
@@ -846,6 +865,33 @@ fn start_exec(
     };
     let wake = shared.wake.clone();
     services::spawn(request, bounds, move |reply| {
+        let _ = wake.send(Message::Exec(id, reply));
+    })?;
+    shared
+        .running
+        .borrow_mut()
+        .insert(id, Running { owner, kill });
+    Ok(id)
+}
+
+/// Start an HTTP request for the plugin (`request` is a
+/// [`fetch::FetchRequest`] as JSON), bounded as a process is; returns its
+/// id, whose reply comes back through the inbox as [`Message::Exec`].
+fn start_fetch(shared: &Shared, network: &Network, request: &str) -> Result<u64, String> {
+    let request: fetch::FetchRequest =
+        serde_json::from_str(request).map_err(|e| format!("fetch: {e}"))?;
+    let (owner, deadline, cancels) = shared
+        .exec_bounds()
+        .ok_or("fetch: a request can only start while a hook, load or unload is running")?;
+    let deadline = deadline.min(Instant::now() + services::MAX_EXEC);
+    let (id, kill) = shared.next_work();
+    let bounds = ExecBounds {
+        deadline,
+        cancels,
+        kill: Arc::clone(&kill),
+    };
+    let wake = shared.wake.clone();
+    fetch::spawn(request, network, bounds, move |reply| {
         let _ = wake.send(Message::Exec(id, reply));
     })?;
     shared

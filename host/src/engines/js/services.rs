@@ -1,12 +1,15 @@
 //! The host's services a flavor may offer its plugins: files within the
 //! directories the manifest grants (through the host's one file-grants
-//! module, [`crate::grants`]), and processes when it grants
-//! `capabilities.exec`.
+//! module, [`crate::grants`]), processes when it grants
+//! `capabilities.exec`, and HTTP requests ([`super::fetch`]) to the hosts
+//! `capabilities.network` grants.
 //!
 //! File replies are JSON text, `{"ok": value}` or `{"error": message,
 //! "code": "EACCES" | "ENOENT" | ...}`, which the JavaScript side turns into
 //! a value or a thrown error with node's `code`. Messages start with the
-//! module the plugin imported (`yohost` or `node:fs`).
+//! module the plugin imported (`yohost` or `node:fs`); a refusal of a path
+//! outside the grants also carries `"granted": false`. Bytes travel as
+//! base64 text.
 //!
 //! A process runs off the engine thread ([`spawn`]): its reply arrives
 //! later, and it is killed at its deadline (the calling hook's), when the
@@ -14,6 +17,8 @@
 
 use crate::grants::{Access, FileError, Grants, WriteMode};
 use crate::limits::MAX_REPLY_BYTES;
+use crate::manifest::Network;
+use base64::Engine as _;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -33,6 +38,9 @@ pub struct Services {
     pub cwd: PathBuf,
     /// Whether the manifest grants `exec`.
     pub exec: bool,
+    /// The hosts `fetch` may reach (none when the flavor offers no
+    /// `fetch`).
+    pub network: Network,
 }
 
 /// The largest file a plugin may read at once.
@@ -58,19 +66,30 @@ impl FileAccess {
         }
     }
 
-    /// Run one operation and reply as JSON text. `op` is one of `read`,
-    /// `write`, `append`, `mkdir`, `exists`, `stat`, `readdir`, `access`
-    /// (`data` is node's mode: bit 2 asks for write access). `exists` is
-    /// false, not an error, for a path that is missing or not granted.
+    /// Run one operation and reply as JSON text. `op` is one of `read`
+    /// (UTF-8, malformed sequences replaced as node does), `read_bytes`
+    /// (base64), `write`, `append` (text), `write_bytes`, `append_bytes`
+    /// (`data` in base64), `mkdir` (its parents too when `data` is
+    /// `"recursive"`), `rm` (an empty directory when `data` is `"dir"`),
+    /// `exists`, `stat`, `readdir` (names), `entries` (`{name, kind}`),
+    /// `access` (`data` is node's mode: bit 2 asks for write access).
+    /// `exists` is false, not an error, for a path that is missing or not
+    /// granted.
     pub fn run(&self, op: &str, path: &str, data: Option<String>) -> String {
         let reply = match self.dispatch(op, path, data) {
             Ok(value) => json!({ "ok": value }),
-            Err(Refusal::File(e @ FileError::NotGranted { .. })) => {
-                json!({ "error": format!("{}: {e}", self.module), "code": e.code() })
-            }
+            Err(Refusal::File(e @ FileError::NotGranted { .. })) => json!({
+                "error": format!("{}: {e}", self.module),
+                "code": e.code(),
+                "granted": false,
+            }),
             Err(Refusal::File(e)) => {
                 json!({ "error": format!("{}: {op} {e}", self.module), "code": e.code() })
             }
+            Err(Refusal::Base64) => json!({
+                "error": format!("{}: {op}: the data is not base64", self.module),
+                "code": "EINVAL",
+            }),
             Err(Refusal::Unknown) => json!({
                 "error": format!("{}: `{op}` is not available", self.module),
                 "code": "ENOSYS",
@@ -83,11 +102,28 @@ impl FileAccess {
         let target = self.relative_to.join(path);
         let grants = &self.grants;
         let done = |result: Result<(), FileError>| result.map(|()| Value::Null);
+        let base64 = base64::engine::general_purpose::STANDARD;
+        let text = || data.clone().unwrap_or_default().into_bytes();
+        let bytes = || {
+            base64
+                .decode(data.as_deref().unwrap_or_default())
+                .map_err(|_| Refusal::Base64)
+        };
         Ok(match op {
-            "read" => Value::from(grants.read_text(&target, MAX_READ_BYTES)?),
-            "write" => done(grants.write(&target, &data.unwrap_or_default(), WriteMode::Replace))?,
-            "append" => done(grants.write(&target, &data.unwrap_or_default(), WriteMode::Append))?,
-            "mkdir" => done(grants.create_dir_all(&target))?,
+            "read" => {
+                let bytes = grants.read_bytes(&target, MAX_READ_BYTES)?;
+                Value::from(String::from_utf8_lossy(&bytes))
+            }
+            "read_bytes" => Value::from(base64.encode(grants.read_bytes(&target, MAX_READ_BYTES)?)),
+            "write" => done(grants.write(&target, &text(), WriteMode::Replace))?,
+            "append" => done(grants.write(&target, &text(), WriteMode::Append))?,
+            "write_bytes" => done(grants.write(&target, &bytes()?, WriteMode::Replace))?,
+            "append_bytes" => done(grants.write(&target, &bytes()?, WriteMode::Append))?,
+            "mkdir" if data.as_deref() == Some("recursive") => {
+                done(grants.create_dir_all(&target))?
+            }
+            "mkdir" => done(grants.create_dir(&target))?,
+            "rm" => done(grants.remove(&target, data.as_deref() == Some("dir")))?,
             "exists" => Value::from(grants.exists(&target)),
             "stat" => {
                 let info = grants.stat(&target, Access::Read)?;
@@ -102,7 +138,11 @@ impl FileAccess {
                     "isDirectory": info.is_dir,
                 })
             }
-            "readdir" => Value::from(grants.list(&target)?),
+            "readdir" => {
+                let names = grants.list(&target)?.into_iter().map(|e| e.name);
+                Value::from(names.collect::<Vec<_>>())
+            }
+            "entries" => json!(grants.list(&target)?),
             "access" => {
                 let writes = data
                     .as_deref()
@@ -120,6 +160,8 @@ impl FileAccess {
 /// Why a file operation was refused.
 enum Refusal {
     File(FileError),
+    /// Bytes to write that are not base64.
+    Base64,
     Unknown,
 }
 
@@ -163,7 +205,7 @@ pub struct ExecRequest {
     pub dir: PathBuf,
 }
 
-/// When a running process must be killed.
+/// When a running process (or request) must be stopped.
 #[derive(Debug, Clone)]
 pub struct ExecBounds {
     /// Its deadline.
@@ -175,7 +217,9 @@ pub struct ExecBounds {
 }
 
 impl ExecBounds {
-    fn expired(&self) -> bool {
+    /// Whether its deadline passed, a cancel fired, or the plugin was
+    /// dropped.
+    pub fn expired(&self) -> bool {
         Instant::now() >= self.deadline
             || self.kill.load(Ordering::Relaxed)
             || self.cancels.iter().any(CancellationToken::is_cancelled)

@@ -186,9 +186,9 @@ pub fn load_with(
         })
         .collect::<Result<_, _>>()?;
     let mut warnings = ready.warnings.clone();
-    if !candidate.manifest.capabilities.network {
+    if !candidate.manifest.capabilities.network.allows_any() {
         warnings.push(
-            "Node's permission model does not cover the network: this plugin can open connections though its manifest does not grant `network`".into(),
+            "Node's permission model does not cover the network: this plugin can open connections though its manifest does not grant `network = true`".into(),
         );
     }
     Ok(Loaded {

@@ -1,0 +1,69 @@
+//! The pinned pi package the adapter's tests load extensions from, and a
+//! host over a directory of them.
+#![allow(dead_code)] // each test file uses a different part
+
+use super::support::plugin_dir;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use yohost::PluginHost;
+
+/// A host over `dir` with the pi adapter registered.
+pub fn open(dir: &Path) -> Result<PluginHost, yohost::HostError> {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .open()
+}
+
+/// The pi package the tests load extensions from.
+const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent@1.6.0";
+
+/// Where the package is unpacked under the target dir: named by version,
+/// so a copy of another version is never used.
+const PI_PACKAGE_DIR: &str = "pi-package-1.6.0";
+
+/// The unpacked package, with the dependencies of its `with-deps` example
+/// installed: `$YOHOST_PI_PACKAGE`, else
+/// `<target>/tmp/pi-package-<version>/package`, fetched with `npm pack` if
+/// missing.
+fn pi_package() -> &'static Path {
+    static PACKAGE: OnceLock<PathBuf> = OnceLock::new();
+    PACKAGE.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("YOHOST_PI_PACKAGE") {
+            return PathBuf::from(dir);
+        }
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(PI_PACKAGE_DIR);
+        let package = dir.join("package");
+        if !package.join("package.json").is_file() {
+            std::fs::create_dir_all(&dir).unwrap();
+            let fetched = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "npm pack --silent {PI_PACKAGE} >/dev/null && tar xzf ./*.tgz && rm ./*.tgz \
+                     && cd package/examples/extensions/with-deps \
+                     && npm install --silent --omit=dev --ignore-scripts --no-audit --no-fund >/dev/null"
+                ))
+                .current_dir(&dir)
+                .status()
+                .expect("npm runs");
+            assert!(
+                fetched.success(),
+                "fetching {PI_PACKAGE} failed: run .ci/run, or set YOHOST_PI_PACKAGE to an unpacked copy"
+            );
+        }
+        package
+    })
+}
+
+/// The package's example extensions.
+pub fn examples() -> PathBuf {
+    pi_package().join("examples/extensions")
+}
+
+/// A plugin directory holding copies of these examples.
+pub fn with_examples(names: &[&str]) -> tempfile::TempDir {
+    let dir = plugin_dir();
+    for name in names {
+        std::fs::copy(examples().join(name), dir.path().join(name)).unwrap();
+    }
+    dir
+}
