@@ -136,8 +136,12 @@ declare module "yohost" {
   /** Accept the answer, send the model a message and go on, or fail. */
   export type OnStopReply = null | undefined | void | { continue: string } | { fail: string };
 
-  /** A tool's result: text, or content with optional details. */
-  export type ToolResult = string | { content: ContentBlock[]; details?: Json; is_error?: boolean };
+  /**
+   * A tool's result: text, or content with optional details. `terminate: true`
+   * ends the run once this turn's tools are done, before the next model
+   * request, when every result of the turn asks it.
+   */
+  export type ToolResult = string | { content: ContentBlock[]; details?: Json; is_error?: boolean; terminate?: boolean };
 
   // ---- The context ------------------------------------------------------
 

@@ -9,7 +9,9 @@ use yohost::{PluginReport, Status};
 /// one fails every run until it is fixed), 0 otherwise.
 pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
-    let host = crate::open_host(dir)?;
+    // A check has no side effects: what plugins would run or write is
+    // reported as their warnings.
+    let host = crate::open_host(dir, true)?;
     let report = host.report().await;
     if json {
         let doc = serde_json::json!({ "plugins": report });

@@ -16,9 +16,11 @@ use yohost::PluginHost;
 
 /// Open a plugin directory with every adapter crate of this repository
 /// registered: the built-in set (yohost's own plugins) plus pi extensions,
-/// DSH tool plugins and rutis-agent tool libraries.
-fn open_host(dir: &Path) -> Result<PluginHost, String> {
+/// DSH tool plugins and rutis-agent tool libraries; for a check (no side
+/// effects, see `PluginHostBuilder::dry_run`) when `dry_run`.
+fn open_host(dir: &Path, dry_run: bool) -> Result<PluginHost, String> {
     PluginHost::builder(dir)
+        .dry_run(dry_run)
         .adapter(yohost_adapter_pi::adapter())
         .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())

@@ -54,7 +54,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let held = init_run_logs(args.json);
     let dir = std::path::absolute(&args.dir)
         .map_err(|e| format!("cannot resolve {}: {e}", args.dir.display()))?;
-    let host = crate::open_host(&dir)?;
+    let host = crate::open_host(&dir, false)?;
     let agent = match &args.model {
         Some(spec) => real_model(spec)?,
         None => Agent::from_provider(

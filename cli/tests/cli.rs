@@ -410,3 +410,80 @@ fn check_lists_dsh_and_pi_plugins_with_their_tools_or_the_reason() {
     assert_eq!(pi["ecosystem"], "pi");
     assert_eq!(pi["tools"], serde_json::json!(["hello"]));
 }
+
+/// A pi extension that writes a file and runs `touch` when its session
+/// starts, and writes another when it shuts down.
+const ACTS_AT_START: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { writeFileSync } from "node:fs";
+export default function (pi: ExtensionAPI) {
+  pi.on("session_start", async () => {
+    writeFileSync("OUT/written.txt", "data");
+    const touched = await pi.exec("touch", ["OUT/touched.txt"]);
+    if (touched.code !== 0) throw new Error("touch failed");
+  });
+  pi.on("session_shutdown", () => writeFileSync("OUT/at-exit.txt", "bye"));
+  pi.registerTool({
+    name: "noop",
+    description: "does nothing",
+    parameters: { type: "object", properties: {} },
+    async execute() { return { content: [{ type: "text", text: "ok" }] }; },
+  });
+}"#;
+
+#[test]
+fn check_runs_no_process_and_writes_no_file_but_reports_both() {
+    let plugins = plugin_dir();
+    let out = plugin_dir();
+    let out_dir = out.path().to_str().unwrap();
+    write(
+        plugins.path(),
+        "acts/index.ts",
+        &ACTS_AT_START.replace("OUT", out_dir),
+    );
+    write(
+        plugins.path(),
+        "acts/plugin.toml",
+        &format!("[capabilities]\nexec = true\nwrite = [{out_dir:?}]\n"),
+    );
+    let (code, stdout, stderr) = yohost(
+        &["check", "--json", plugins.path().to_str().unwrap()],
+        out.path(),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "a check wrote nothing and ran nothing"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let warnings = doc["plugins"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!(
+            "node:fs would write 4 bytes to {out_dir}/written.txt"
+        )),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains(&format!("would run `touch {out_dir}/touched.txt`")),
+        "{warnings}"
+    );
+
+    // `yohost run` does what the check only reported.
+    let script = plugin_dir();
+    let script = write(script.path(), "script.json", r#"[{"text": "done"}]"#);
+    let (code, stdout, stderr) = yohost(
+        &[
+            "run",
+            plugins.path().to_str().unwrap(),
+            "--prompt",
+            "go",
+            "--script",
+            script.to_str().unwrap(),
+        ],
+        out.path(),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    for file in ["written.txt", "touched.txt", "at-exit.txt"] {
+        assert!(out.path().join(file).exists(), "{file}");
+    }
+}

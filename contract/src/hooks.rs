@@ -44,6 +44,11 @@ pub struct ToolSpec {
     /// A human-readable label for UIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The plugin rewrites the model's arguments before it checks them
+    /// against `parameters` itself (pi's `prepareArguments`), so the host
+    /// hands them over unchecked. A plugin that sets it must check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prepares_arguments: bool,
 }
 
 fn empty_object_schema() -> Value {
@@ -402,8 +407,8 @@ impl HookReply {
     }
 }
 
-/// A tool's result: `"text"`, or `{content, details?, is_error?}`.
-#[derive(Debug, Clone, PartialEq)]
+/// A tool's result: `"text"`, or `{content, details?, is_error?, terminate?}`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolReply {
     /// What the model sees.
     pub content: Vec<ContentBlock>,
@@ -411,6 +416,9 @@ pub struct ToolReply {
     pub details: Value,
     /// Whether the tool failed.
     pub is_error: bool,
+    /// End the run once this turn's tools are done, before the next model
+    /// request, when every result of the turn asks it (pi's `terminate`).
+    pub terminate: bool,
 }
 
 impl ToolReply {
@@ -420,6 +428,7 @@ impl ToolReply {
             content: vec![ContentBlock::text(text)],
             details: Value::Null,
             is_error: false,
+            terminate: false,
         }
     }
 
@@ -431,12 +440,12 @@ impl ToolReply {
         }
     }
 
-    /// Read `"text"` or `{content, details?, is_error?}`.
+    /// Read `"text"` or `{content, details?, is_error?, terminate?}`.
     pub fn from_json(reply: Value) -> Result<Self, String> {
         match reply {
             Value::String(text) => Ok(Self::text(text)),
             Value::Object(map) => {
-                let mut map = only_fields(map, &["content", "details", "is_error"])?;
+                let mut map = only_fields(map, &["content", "details", "is_error", "terminate"])?;
                 let content = match map.remove("content") {
                     Some(content) => content_from(content)?,
                     None => return Err("a tool result object needs `content`".into()),
@@ -445,22 +454,27 @@ impl ToolReply {
                     content,
                     details: map.remove("details").unwrap_or(Value::Null),
                     is_error: bool_field(&mut map, "is_error")?.unwrap_or(false),
+                    terminate: bool_field(&mut map, "terminate")?.unwrap_or(false),
                 })
             }
             other => Err(format!(
-                "expected a string or {{content, details?, is_error?}}, got {}",
+                "expected a string or {{content, details?, is_error?, terminate?}}, got {}",
                 kind(&other)
             )),
         }
     }
 
-    /// `{content, details, is_error}`.
+    /// `{content, details, is_error}`, and `terminate` when it is set.
     pub fn to_json(&self) -> Value {
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "content": self.content,
             "details": self.details,
             "is_error": self.is_error,
-        })
+        });
+        if self.terminate {
+            json["terminate"] = Value::Bool(true);
+        }
+        json
     }
 }
 
@@ -780,6 +794,15 @@ mod tests {
             ContentBlock::Image { .. }
         ));
         assert!(ToolReply::from_json(json!({"text": "hi"})).is_err());
+        let ending = ToolReply::from_json(json!({"content": [], "terminate": true})).unwrap();
+        assert!(ending.terminate);
+        assert_eq!(ToolReply::from_json(ending.to_json()).unwrap(), ending);
+        assert!(!ToolReply::text("hi")
+            .to_json()
+            .as_object()
+            .unwrap()
+            .contains_key("terminate"));
+        assert!(ToolReply::from_json(json!({"content": [], "terminate": "yes"})).is_err());
         assert!(ToolReply::from_json(json!({"content": [{"type": "video"}]})).is_err());
         assert!(ToolReply::from_json(json!(42)).is_err());
     }

@@ -19,6 +19,7 @@ impl Plugin for WordCount {
                 "required": ["text"]
             }),
             label: Some("Word count".into()),
+            prepares_arguments: false,
         }])
     }
 
@@ -35,7 +36,7 @@ impl Plugin for WordCount {
                 text.chars().count()
             ))],
             details: json!({"words": text.split_whitespace().count()}),
-            is_error: false,
+            ..ToolReply::default()
         })
     }
 }

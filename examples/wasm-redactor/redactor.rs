@@ -57,6 +57,7 @@ impl Plugin for Redactor {
                 "required": ["text"]
             }),
             label: Some("Redact".into()),
+            prepares_arguments: false,
         }])
     }
 

@@ -3,7 +3,8 @@
 //! - no extension (yoagent alone);
 //! - yohost over an empty plugin directory;
 //! - yohost with one allow-all policy of each engine (dylib, Wasm,
-//!   TypeScript, Python).
+//!   TypeScript, Python), and the same TypeScript policy in a `node`
+//!   process when `node` is on PATH (skipped, saying why, without it).
 //!
 //! Between two calls the loop does its own work (the model turn, events,
 //! the transcript), so unlike the back-to-back micro-benches this shows
@@ -87,14 +88,19 @@ async fn checked_run(mut agent: Agent) {
     assert_eq!(ran, CALLS, "every tool call ran");
 }
 
-/// A plugin directory holding `file` with `source`, and the host over it
+/// A plugin directory holding `file` with `source` (and, unless empty,
+/// `manifest` as the `plugin.toml` beside it), and the host over it
 /// (`None`: an empty directory).
-fn host_with(file: Option<(&str, String)>) -> (tempfile::TempDir, PluginHost) {
+fn host_with(file: Option<(&str, String)>, manifest: &str) -> (tempfile::TempDir, PluginHost) {
     let dir = tempfile::tempdir().expect("a temp dir");
     if let Some((file, source)) = &file {
         let path = dir.path().join(file);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
-        std::fs::write(path, source).expect("the plugin is written");
+        let folder = path.parent().expect("a parent");
+        std::fs::create_dir_all(folder).expect("a folder");
+        std::fs::write(&path, source).expect("the plugin is written");
+        if !manifest.is_empty() {
+            std::fs::write(folder.join("plugin.toml"), manifest).expect("the manifest is written");
+        }
     }
     let host = PluginHost::open(dir.path()).expect("the host opens");
     assert!(host.refused().is_empty(), "{:?}", host.refused());
@@ -117,6 +123,9 @@ def allow(call):
     return None
 "#;
 
+/// The manifest that runs a TypeScript plugin in a `node` process.
+const NODE_MANIFEST: &str = "engine = \"node\"\n";
+
 fn entry(path: std::path::PathBuf) -> String {
     format!("entry = {:?}", path.display().to_string())
 }
@@ -126,31 +135,47 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("a runtime");
-    let hosts = [
-        ("yohost, no plugins", host_with(None)),
+    let mut hosts = vec![
+        ("yohost, no plugins", host_with(None, "")),
         (
             "yohost + dylib",
-            host_with(Some((
-                "allow-all/plugin.toml",
-                entry(wasm_guests::native_guest("allow_all")),
-            ))),
+            host_with(
+                Some((
+                    "allow-all/plugin.toml",
+                    entry(wasm_guests::native_guest("allow_all")),
+                )),
+                "",
+            ),
         ),
         (
             "yohost + wasm",
-            host_with(Some((
-                "allow-all/plugin.toml",
-                entry(wasm_guests::guest("guest_allow_all")),
-            ))),
+            host_with(
+                Some((
+                    "allow-all/plugin.toml",
+                    entry(wasm_guests::guest("guest_allow_all")),
+                )),
+                "",
+            ),
         ),
         (
             "yohost + typescript",
-            host_with(Some(("allow-all.ts", TYPESCRIPT.into()))),
+            host_with(Some(("allow-all.ts", TYPESCRIPT.into())), ""),
         ),
         (
             "yohost + python",
-            host_with(Some(("allow-all.py", PYTHON.into()))),
+            host_with(Some(("allow-all.py", PYTHON.into())), ""),
         ),
     ];
+    match yohost::engines::node::node() {
+        Ok(_) => hosts.push((
+            "yohost + node",
+            host_with(
+                Some(("allow-all/index.ts", TYPESCRIPT.into())),
+                NODE_MANIFEST,
+            ),
+        )),
+        Err(why) => eprintln!("yohost + node skipped: {why}"),
+    }
     let configs = std::iter::once(("no extension", None))
         .chain(hosts.iter().map(|(label, (_, host))| (*label, Some(host))));
 

@@ -190,6 +190,7 @@ mod tests {
             ecosystem: ecosystem.unwrap_or_default(),
             manifest,
             fingerprint: Vec::new(),
+            dry_run: false,
         }
     }
 

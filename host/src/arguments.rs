@@ -55,6 +55,17 @@ impl ArgumentCheck {
     }
 }
 
+/// Check `args` against `schema` for tool `tool` at once: the same verdict
+/// and words as the host's own check, for a plugin that prepares its
+/// arguments before checking them (the JS engine's `validate` service).
+pub(crate) fn check_once(
+    tool: &str,
+    schema: &serde_json::Value,
+    args: &serde_json::Value,
+) -> Result<(), String> {
+    ArgumentCheck::new(tool, schema).check(args)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

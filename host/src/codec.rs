@@ -57,8 +57,22 @@ pub fn encode_msgpack_args(call: &HookCall) -> Result<Vec<u8>, CallError> {
     encode_msgpack(call)
 }
 
+/// The hook's argument as JSON text (the JS and Python engines), written
+/// straight from the typed argument. An argument that cannot be encoded
+/// fails the call ([`CallError::Encode`]).
+pub fn encode_json_args(call: &HookCall) -> Result<String, CallError> {
+    serde_json::to_string(call).map_err(|e| CallError::Encode(e.to_string()))
+}
+
+/// Room for a typical argument, so encoding one does not grow the buffer
+/// several times over.
+const TYPICAL_ARGS_BYTES: usize = 512;
+
 fn encode_msgpack(value: &impl serde::Serialize) -> Result<Vec<u8>, CallError> {
-    rmp_serde::to_vec_named(value).map_err(|e| CallError::Encode(e.to_string()))
+    let mut bytes = Vec::with_capacity(TYPICAL_ARGS_BYTES);
+    rmp_serde::encode::write_named(&mut bytes, value)
+        .map_err(|e| CallError::Encode(e.to_string()))?;
+    Ok(bytes)
 }
 
 /// Refuse a reply over [`MAX_REPLY_BYTES`].
@@ -121,6 +135,13 @@ mod tests {
         let bytes = encode_msgpack_args(&on_input()).unwrap();
         let back: serde_json::Value = rmp_serde::from_slice(&bytes).unwrap();
         assert_eq!(back["text"], "hi");
+    }
+
+    #[test]
+    fn json_args_are_the_argument_s_own_fields() {
+        let text = encode_json_args(&on_input()).unwrap();
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, on_input().args_json());
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub struct Candidate {
     pub ecosystem: Ecosystem,
     /// Sizes and times of its files, to tell whether it changed.
     pub fingerprint: Fingerprint,
+    /// Loaded for a check ([`PluginHostBuilder::dry_run`](crate::PluginHostBuilder::dry_run)):
+    /// an engine that can (the JS engine) reports the processes and file
+    /// writes the plugin asks for as warnings, and performs none.
+    pub dry_run: bool,
 }
 
 impl Candidate {
@@ -318,6 +322,7 @@ fn candidate(
         manifest,
         ecosystem,
         fingerprint,
+        dry_run: false,
     })
 }
 

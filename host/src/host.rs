@@ -25,6 +25,7 @@ pub struct PluginHost {
 pub struct PluginHostBuilder {
     dir: PathBuf,
     adapters: Adapters,
+    dry_run: bool,
 }
 
 impl PluginHostBuilder {
@@ -37,10 +38,22 @@ impl PluginHostBuilder {
         self
     }
 
+    /// Load the plugins for a check (`yohost check`): on the JS engine
+    /// (yohost's own TypeScript and pi extensions), the processes and file
+    /// writes a plugin asks for while it loads, unloads or runs a hook are
+    /// not performed but reported as its warnings (processes answer exit
+    /// code 0 with no output; writes succeed). Python's import and the
+    /// Node engine run the plugin's code with the access their sandbox
+    /// gives, so a check there runs it for real.
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
     /// Load every plugin in the directory and watch it, as
     /// [`PluginHost::open`] does.
     pub fn open(self) -> Result<PluginHost, HostError> {
-        PluginHost::open_with(&self.dir, self.adapters)
+        PluginHost::open_with(&self.dir, self.adapters, self.dry_run)
     }
 }
 
@@ -51,6 +64,7 @@ impl PluginHost {
         PluginHostBuilder {
             dir: dir.as_ref().to_path_buf(),
             adapters: Adapters::default(),
+            dry_run: false,
         }
     }
 
@@ -61,11 +75,11 @@ impl PluginHost {
     /// is logged as a warning, and changes are still seen at the next run
     /// through the directory's top-level fingerprint (see `watch.rs`).
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, HostError> {
-        Self::open_with(dir.as_ref(), Adapters::default())
+        Self::open_with(dir.as_ref(), Adapters::default(), false)
     }
 
-    fn open_with(dir: &Path, adapters: Adapters) -> Result<Self, HostError> {
-        let registry = Registry::open(dir, adapters)?;
+    fn open_with(dir: &Path, adapters: Adapters, dry_run: bool) -> Result<Self, HostError> {
+        let registry = Registry::open(dir, adapters, dry_run)?;
         let weak = Arc::downgrade(&registry);
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             if event.is_ok_and(|event| marks_dirty(&event)) {

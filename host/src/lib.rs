@@ -114,6 +114,7 @@ pub(crate) mod runset;
 mod session;
 pub mod source;
 pub mod stats;
+mod terminate;
 pub(crate) mod tool;
 pub mod worker;
 

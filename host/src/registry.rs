@@ -62,6 +62,8 @@ struct Kept {
 pub(crate) struct Registry {
     dir: Option<PathBuf>,
     adapters: Adapters,
+    /// Plugins load for a check (see [`Candidate::dry_run`]).
+    dry_run: bool,
     current: RwLock<Arc<Snapshot>>,
     kept: Mutex<HashMap<PathBuf, Kept>>,
     top_level: Mutex<Fingerprint>,
@@ -71,8 +73,12 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// A registry over `dir` whose plugins load through `adapters`, loaded
-    /// now.
-    pub(crate) fn open(dir: &Path, adapters: Adapters) -> Result<Arc<Self>, HostError> {
+    /// now; for a check when `dry_run`.
+    pub(crate) fn open(
+        dir: &Path,
+        adapters: Adapters,
+        dry_run: bool,
+    ) -> Result<Arc<Self>, HostError> {
         std::fs::read_dir(dir).map_err(|source| HostError::Directory {
             path: dir.to_path_buf(),
             source,
@@ -80,6 +86,7 @@ impl Registry {
         let registry = Arc::new(Self {
             dir: Some(dir.to_path_buf()),
             adapters,
+            dry_run,
             current: RwLock::default(),
             kept: Mutex::default(),
             top_level: Mutex::default(),
@@ -97,6 +104,7 @@ impl Registry {
         Arc::new(Self {
             dir: None,
             adapters: Adapters::default(),
+            dry_run: false,
             current: RwLock::new(Arc::new(Snapshot {
                 plugins,
                 refused: Vec::new(),
@@ -164,6 +172,7 @@ impl Registry {
             let Found::Plugin(candidate) = entry else {
                 continue;
             };
+            candidate.dry_run = self.dry_run;
             match kept.remove(&candidate.root) {
                 Some(old)
                     if old.fingerprint == candidate.fingerprint

@@ -9,6 +9,7 @@
 use crate::convert::{content_from_blocks, finish_args, message_text, output_data};
 use crate::logging::{decision, CallRef, Decision};
 use crate::session::PluginSession;
+use crate::terminate::Terminations;
 use crate::tool::PluginTool;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -27,11 +28,15 @@ struct Derived {
     latest_user_text: Option<String>,
 }
 
+/// Why a run stops when its tools asked it (`terminate`).
+const TERMINATED: &str = "the turn's tools ended the run";
+
 /// The plugin sessions of one run, in the order they run.
 pub(crate) struct RunSet {
     sessions: Vec<Arc<PluginSession>>,
     run: RunInfo,
     derived: Mutex<Option<Derived>>,
+    terminations: Arc<Terminations>,
 }
 
 /// Log `session`'s deny of the call `at` and pass it on.
@@ -54,6 +59,7 @@ impl RunSet {
             sessions,
             run,
             derived: Mutex::new(None),
+            terminations: Arc::default(),
         }
     }
 
@@ -88,7 +94,11 @@ impl RunHooks for RunSet {
         for session in self.with(Hook::Tools) {
             for spec in session.tools().await {
                 if seen.insert(spec.name.clone()) {
-                    tools.push(Arc::new(PluginTool::new(Arc::clone(session), spec)));
+                    tools.push(Arc::new(PluginTool::new(
+                        Arc::clone(session),
+                        spec,
+                        Arc::clone(&self.terminations),
+                    )));
                 } else {
                     tracing::warn!(run_id = %self.run.run_id, plugin = %session.name(), tool = %spec.name, "tool name already offered by a plugin that runs earlier; ignored");
                 }
@@ -111,6 +121,10 @@ impl RunHooks for RunSet {
     }
 
     async fn before_model(&mut self, turn: &TurnContext<'_>) -> TurnDecision {
+        if self.terminations.ends_before(turn.messages) {
+            tracing::debug!(run_id = %self.run.run_id, "every tool result of the turn asked to end the run");
+            return TurnDecision::Stop(TERMINATED.into());
+        }
         let mut plugins = self.with(Hook::BeforeModel).peekable();
         if plugins.peek().is_none() {
             return TurnDecision::Continue;

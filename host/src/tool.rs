@@ -3,6 +3,7 @@
 use crate::arguments::ArgumentCheck;
 use crate::convert::content_from_blocks;
 use crate::session::PluginSession;
+use crate::terminate::Terminations;
 use std::sync::Arc;
 use yoagent::{AgentTool, ToolContext, ToolError, ToolResult};
 use yohost_contract::kind;
@@ -10,20 +11,29 @@ use yohost_contract::{CallToolArgs, ToolSpec};
 
 /// A tool offered by a plugin for one run. Calls go to that run's instance,
 /// within the plugin's `call_tool` timeout and the run's cancel, once their
-/// arguments match the tool's parameters schema.
+/// arguments match the tool's parameters schema (or unchecked to a tool that
+/// prepares its arguments and checks them itself: `prepares_arguments`).
+/// A result that asks to end the run (`terminate`) is recorded in the
+/// run's [`Terminations`].
 pub(crate) struct PluginTool {
     session: Arc<PluginSession>,
     spec: ToolSpec,
     arguments: ArgumentCheck,
+    terminations: Arc<Terminations>,
 }
 
 impl PluginTool {
-    pub(crate) fn new(session: Arc<PluginSession>, spec: ToolSpec) -> Self {
+    pub(crate) fn new(
+        session: Arc<PluginSession>,
+        spec: ToolSpec,
+        terminations: Arc<Terminations>,
+    ) -> Self {
         let arguments = ArgumentCheck::new(&spec.name, &spec.parameters);
         Self {
             session,
             spec,
             arguments,
+            terminations,
         }
     }
 }
@@ -51,8 +61,11 @@ impl AgentTool for PluginTool {
         params: serde_json::Value,
         ctx: ToolContext,
     ) -> Result<ToolResult, ToolError> {
-        // Arguments that do not match the schema never reach the plugin.
-        self.arguments.check(&params).map_err(ToolError::Failed)?;
+        // Arguments that do not match the schema never reach the plugin,
+        // unless it prepares them first and then checks them itself.
+        if !self.spec.prepares_arguments {
+            self.arguments.check(&params).map_err(ToolError::Failed)?;
+        }
         let args = CallToolArgs {
             run: self.session.run.clone(),
             tool: self.spec.name.clone(),
@@ -65,6 +78,9 @@ impl AgentTool for PluginTool {
         };
         match reply {
             Ok(reply) => {
+                if reply.terminate {
+                    self.terminations.record(&ctx.tool_call_id);
+                }
                 let result = ToolResult {
                     content: content_from_blocks(reply.content),
                     details: reply.details,

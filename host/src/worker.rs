@@ -2,7 +2,8 @@
 //! synchronous Wasm calls.
 //!
 //! A call's closure runs on the worker with the caller's tracing subscriber
-//! and span, so its log lines land where the caller's would. The caller
+//! and span, so its log lines land where the caller's would (once any
+//! subscriber was ever set: before that there is nothing to route). The caller
 //! spins for up to [`SPIN`] for the reply, and the worker for its next job
 //! for as long as [`Pace`] learnt from the last wait (up to [`MAX_SPIN`]),
 //! before sleeping, so calls in quick succession cross threads without
@@ -57,12 +58,14 @@ impl WorkerSlot {
         job: impl FnOnce() -> R + Send + 'static,
     ) -> Result<R, WorkerError> {
         let (reply, answer) = oneshot::channel();
-        let dispatch = tracing::dispatcher::get_default(Clone::clone);
-        let span = tracing::Span::current();
-        let boxed: Job = Box::new(move || {
-            let result = tracing::dispatcher::with_default(&dispatch, || span.in_scope(job));
-            let _ = reply.send(result);
-        });
+        let boxed: Job = match CallerTracing::capture() {
+            None => Box::new(move || {
+                let _ = reply.send(job());
+            }),
+            Some(tracing) => Box::new(move || {
+                let _ = reply.send(tracing.enter(job));
+            }),
+        };
         self.send(boxed)?;
         let mut guard = Abandoned {
             slot: self,
@@ -95,6 +98,29 @@ impl WorkerSlot {
 
     fn retire(&self) {
         self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// The caller's tracing subscriber and span, for a call's log lines to land
+/// where the caller's would.
+struct CallerTracing {
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+}
+
+impl CallerTracing {
+    /// The caller's subscriber and span; `None` when no subscriber was ever
+    /// set, so a call pays nothing for tracing that nobody listens to.
+    fn capture() -> Option<Self> {
+        tracing::dispatcher::has_been_set().then(|| Self {
+            dispatch: tracing::dispatcher::get_default(Clone::clone),
+            span: tracing::Span::current(),
+        })
+    }
+
+    /// Run `job` under the caller's subscriber, inside its span.
+    fn enter<R>(self, job: impl FnOnce() -> R) -> R {
+        tracing::dispatcher::with_default(&self.dispatch, || self.span.in_scope(job))
     }
 }
 
@@ -173,31 +199,59 @@ impl Pace {
 }
 
 fn recv_spinning_for<T>(queue: &Receiver<T>, spin: Duration) -> Option<T> {
-    let spin_until = Instant::now() + spin;
-    while Instant::now() < spin_until {
+    let mut spinning = Spin::for_(spin);
+    loop {
         match queue.try_recv() {
             Ok(item) => return Some(item),
-            Err(TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(TryRecvError::Empty) if spinning.goes_on() => {}
+            Err(TryRecvError::Empty) => return queue.recv().ok(),
             Err(TryRecvError::Disconnected) => return None,
         }
     }
-    queue.recv().ok()
 }
 
 /// Await a reply from another thread, spinning for up to [`SPIN`] before
 /// yielding to the runtime; `None` when the sender was dropped. Callers
 /// wait for an engine thread's answer this way.
 pub async fn reply_spinning<T>(mut answer: oneshot::Receiver<T>) -> Option<T> {
-    let spin_until = Instant::now() + SPIN;
+    let mut spinning = Spin::for_(SPIN);
     loop {
         match answer.try_recv() {
             Ok(reply) => return Some(reply),
             Err(oneshot::error::TryRecvError::Closed) => return None,
-            Err(oneshot::error::TryRecvError::Empty) if Instant::now() < spin_until => {
-                std::hint::spin_loop()
-            }
+            Err(oneshot::error::TryRecvError::Empty) if spinning.goes_on() => {}
             Err(oneshot::error::TryRecvError::Empty) => return answer.await.ok(),
         }
+    }
+}
+
+/// A busy wait of a given length that reads the clock only every
+/// [`Spin::TURNS_PER_CLOCK`] turns: a turn is a few nanoseconds, a clock
+/// read tens of them under a hypervisor, so the waiter notices what it
+/// waits for sooner.
+struct Spin {
+    until: Instant,
+    turns: u32,
+}
+
+impl Spin {
+    const TURNS_PER_CLOCK: u32 = 32;
+
+    fn for_(length: Duration) -> Self {
+        Self {
+            until: Instant::now() + length,
+            turns: 0,
+        }
+    }
+
+    /// Whether to look again: true until the length has passed.
+    fn goes_on(&mut self) -> bool {
+        self.turns = self.turns.wrapping_add(1);
+        if !self.turns.is_multiple_of(Self::TURNS_PER_CLOCK) {
+            std::hint::spin_loop();
+            return true;
+        }
+        Instant::now() < self.until
     }
 }
 
@@ -236,6 +290,24 @@ mod tests {
         assert_eq!(pace.window, MAX_SPIN, "never above the cap");
         pace.learn(Duration::from_millis(5));
         assert_eq!(pace.window, SPIN, "a slow caller gets the short spin");
+    }
+
+    #[test]
+    fn a_spin_ends_once_its_length_has_passed() {
+        let started = Instant::now();
+        let mut spinning = Spin::for_(Duration::from_millis(2));
+        while spinning.goes_on() {}
+        assert!(started.elapsed() >= Duration::from_millis(2));
+    }
+
+    #[tokio::test]
+    async fn a_reply_slower_than_the_spin_is_still_awaited() {
+        let slot = WorkerSlot::new("slow");
+        let slow = slot.run(|| {
+            std::thread::sleep(SPIN * 20);
+            5
+        });
+        assert_eq!(slow.await.unwrap(), 5);
     }
 
     #[tokio::test]

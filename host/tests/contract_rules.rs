@@ -328,6 +328,7 @@ fn tool_plugin(
                 description: "a tool".into(),
                 parameters: json!({"type": "object"}),
                 label: None,
+                prepares_arguments: false,
             }])),
             HookCall::CallTool(_) if reply == "image" => Ok(HookReply::CallTool(ToolReply {
                 content: vec![
@@ -338,15 +339,14 @@ fn tool_plugin(
                     },
                 ],
                 details: json!({"w": 1}),
-                is_error: false,
+                ..ToolReply::default()
             })),
             HookCall::CallTool(_) if reply == "svg" => Ok(HookReply::CallTool(ToolReply {
                 content: vec![ContentBlock::Image {
                     data: "PHN2Zz4=".into(),
                     mime_type: "image/svg+xml".into(),
                 }],
-                details: json!(null),
-                is_error: false,
+                ..ToolReply::default()
             })),
             HookCall::CallTool(_) => Ok(HookReply::CallTool(ToolReply::text(reply))),
             _ => unreachable!(),

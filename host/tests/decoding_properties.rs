@@ -270,18 +270,22 @@ fn typed_reply() -> impl Strategy<Value = (Hook, HookReply)> {
             description,
             parameters,
             label,
+            prepares_arguments: false,
         },
     );
     prop_oneof![
         prop::collection::vec(tool, 0..3).prop_map(|t| (Hook::Tools, HookReply::Tools(t))),
-        (content(), json_value(), any::<bool>()).prop_map(|(content, details, is_error)| (
-            Hook::CallTool,
-            HookReply::CallTool(ToolReply {
-                content,
-                details,
-                is_error
-            })
-        )),
+        (content(), json_value(), any::<bool>(), any::<bool>()).prop_map(
+            |(content, details, is_error, terminate)| (
+                Hook::CallTool,
+                HookReply::CallTool(ToolReply {
+                    content,
+                    details,
+                    is_error,
+                    terminate,
+                })
+            )
+        ),
         prop_oneof![
             Just(BeforeToolReply::Allow),
             string().prop_map(BeforeToolReply::Deny),

@@ -26,6 +26,10 @@ class RepliesTest(unittest.TestCase):
             yohost.to_reply(ToolResult("hi")),
             {"content": [{"type": "text", "text": "hi"}], "details": None, "is_error": False},
         )
+        self.assertEqual(
+            yohost.to_reply(ToolResult("done", terminate=True))["terminate"],
+            True,
+        )
         self.assertEqual(yohost.to_reply({"deny": "plain"}), {"deny": "plain"})
 
 

@@ -38,9 +38,8 @@ pub unsafe extern "C" fn call<P: Plugin>(
             .ok_or_else(|| format!("unknown hook number {hook}"))?;
         // SAFETY: the host owns `input` for the duration of this call.
         let input = unsafe { std::slice::from_raw_parts(input, input_len) };
-        let args: serde_json::Value = rmp_serde::from_slice(input)
-            .map_err(|e| format!("the host sent an argument this plugin cannot read: {e}"))?;
-        let reply = dispatch(instance::<P>(), hook, args)?;
+        let mut args = rmp_serde::Deserializer::from_read_ref(input);
+        let reply = dispatch(instance::<P>(), hook, &mut args)?;
         rmp_serde::to_vec_named(&reply).map_err(|e| format!("cannot encode the reply: {e}"))
     });
     match outcome {

@@ -205,12 +205,19 @@ pub(crate) fn instance<P: Plugin>() -> &'static P {
     any.downcast_ref::<P>().expect("one instance per type")
 }
 
-/// Run `hook` on `plugin` with a JSON argument, returning the JSON reply.
-/// Shared by the dylib and Wasm exports.
+/// Run `hook` on `plugin` with its argument read straight from `args` (the
+/// dylib export's MessagePack, with no JSON tree in between), returning the
+/// JSON reply.
 #[doc(hidden)]
-pub fn dispatch<P: Plugin>(plugin: &P, hook: Hook, args: Value) -> Result<Value, String> {
-    fn from<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, String> {
-        serde_json::from_value(args)
+pub fn dispatch<'de, P: Plugin, D: serde::Deserializer<'de>>(
+    plugin: &P,
+    hook: Hook,
+    args: D,
+) -> Result<Value, String> {
+    fn from<'de, T: serde::Deserialize<'de>, D: serde::Deserializer<'de>>(
+        args: D,
+    ) -> Result<T, String> {
+        T::deserialize(args)
             .map_err(|e| format!("the host sent an argument this plugin cannot read: {e}"))
     }
     Ok(match hook {

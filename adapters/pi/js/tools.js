@@ -14,6 +14,17 @@ const resolve = (cwd, path) => {
 const textResult = (text, details = {}) => ({ content: [{ type: "text", text }], details });
 const object = (properties, required) => ({ type: "object", properties, required });
 
+// What a spawn hook changed of the granted environment: each variable it
+// set to another value, and `null` for each one it removed.
+function envChanges(granted, env) {
+  const changes = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && granted[name] !== value) changes[name] = String(value);
+  }
+  for (const name of Object.keys(granted)) if (env[name] === undefined) changes[name] = null;
+  return changes;
+}
+
 function bashDefinition(cwd, options) {
   return {
     name: "bash",
@@ -31,10 +42,15 @@ function bashDefinition(cwd, options) {
       if (typeof exec !== "function") {
         throw new Error("bash is not available: the plugin's plugin.toml does not grant `capabilities.exec = true`");
       }
-      let spawn = { command: String(params.command), cwd, env: {} };
+      // The hook sees the granted environment (what `process.env` holds);
+      // what it sets or removes there is changed for the process, which
+      // otherwise inherits what `pi.exec`'s processes do.
+      const granted = { ...(globalThis.process?.env ?? {}) };
+      let spawn = { command: String(params.command), cwd, env: { ...granted } };
       if (typeof options?.spawnHook === "function") spawn = { ...spawn, ...options.spawnHook(spawn) };
       const timeout = typeof params.timeout === "number" && params.timeout > 0 ? params.timeout * 1000 : undefined;
-      const result = await exec("bash", ["-c", spawn.command], { cwd: spawn.cwd, timeout });
+      const env = envChanges(granted, spawn.env ?? {});
+      const result = await exec("bash", ["-c", String(spawn.command)], { cwd: spawn.cwd, timeout, env });
       const output = [result.stdout, result.stderr].filter(Boolean).join("");
       if (result.killed) throw new Error(`${output}\n\nCommand timed out`);
       if (result.code !== 0) throw new Error(`${output}\n\nCommand exited with code ${result.code}`);

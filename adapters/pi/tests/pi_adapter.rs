@@ -25,8 +25,14 @@
 //!   under pi's names, and `ctx.ui.notify` logs at its level with the run id;
 //! - `input` answering `handled` or `transform` rejects the prompt;
 //! - `session_start` runs at load and `session_shutdown` when the plugin
-//!   is dropped; `node:fs` works inside the manifest's grants only;
-//!   `pi.exec` runs only when `capabilities.exec` is granted;
+//!   is dropped, to completion even when the program ends right after
+//!   (auto-commit-on-exit commits in a git repository); `node:fs` works
+//!   inside the manifest's grants only; `pi.exec` runs only when
+//!   `capabilities.exec` is granted;
+//! - `terminate: true` (structured-output) ends the run without the
+//!   model's follow-up request;
+//! - `prepareArguments` runs before the schema check; a `spawnHook`'s `env`
+//!   reaches the process, and the hook is shown only granted variables;
 //! - a call the host cannot honour (`pi.sendMessage`) fails its hook closed;
 //! - the former `@mariozechner/*` names and `typebox` work, and tool
 //!   parameters become plain JSON Schema;
@@ -51,7 +57,11 @@ use yohost::{CallLimits, PluginHost};
 /// What `yohost check --json` prints for `dir` (the command prints this
 /// report; it lives in the `yohost-cli` package).
 fn yohost_check(dir: &Path) -> serde_json::Value {
-    let host = open(dir).expect("the directory opens");
+    let host = PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .dry_run(true)
+        .open()
+        .expect("the directory opens");
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let report = runtime.block_on(host.report());
     json!({ "plugins": report })
@@ -775,9 +785,12 @@ async fn structured_output_returns_its_details_through_an_agent() {
     assert!(host.refused().is_empty(), "{:?}", host.refused());
     let args =
         json!({"headline": "Ship it", "summary": "All green.", "actionItems": ["tag", "announce"]});
-    let (agent, _) = scripted(vec![call("structured_output", args.clone()), text("done")]);
+    let (agent, requests) = scripted(vec![call("structured_output", args.clone()), text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "summarize").await;
+    // `terminate: true`: the run ends on the tool's result, and the model's
+    // follow-up turn is never requested.
+    assert_eq!(requests.lock().unwrap().len(), 1);
     assert_eq!(
         tool_results(&events),
         [(
@@ -1030,8 +1043,9 @@ async fn prompt_sections_become_a_note_and_get_system_prompt_does_not_fail() {
 #[tokio::test]
 async fn create_bash_tool_runs_through_the_exec_service_only_when_granted() {
     let source = std::fs::read_to_string(examples().join("bash-spawn-hook.ts")).unwrap();
+    // The example's spawn hook adds `PI_SPAWN_HOOK=1` to the environment.
     for (granted, expect, is_error) in [
-        (true, "from bash", false),
+        (true, "from bash 1", false),
         (false, "capabilities.exec", true),
     ] {
         let dir = plugin_dir();
@@ -1044,7 +1058,7 @@ async fn create_bash_tool_runs_through_the_exec_service_only_when_granted() {
         let host = open(dir.path()).unwrap();
         assert!(host.refused().is_empty(), "{:?}", host.refused());
         let (agent, _) = scripted(vec![
-            call("bash", json!({"command": "echo from bash"})),
+            call("bash", json!({"command": "echo from bash $PI_SPAWN_HOOK"})),
             text("done"),
         ]);
         let mut agent = agent.with_extension(host.extension());
@@ -1052,6 +1066,50 @@ async fn create_bash_tool_runs_through_the_exec_service_only_when_granted() {
         assert_eq!(results[0].2, is_error, "{results:?}");
         assert!(results[0].1.contains(expect), "{results:?}");
     }
+}
+
+/// A bash tool whose spawn hook shows which variables it was given, sets
+/// one, and removes `PATH` (which the manifest does not grant, so it is
+/// not the hook's to remove).
+const SPAWN_ENV_PLUGIN: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { createBashTool } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool(createBashTool(process.cwd(), {
+    spawnHook: ({ command, cwd, env }) => {
+      const { PATH, ...rest } = env;
+      return { command: `echo seen=${Object.keys(env).join(",")}; ${command}`, cwd, env: { ...rest, ADDED: "by the hook" } };
+    },
+  }));
+}"#;
+
+#[tokio::test]
+async fn a_spawn_hooks_env_reaches_the_process_within_the_grants() {
+    let dir = plugin_dir();
+    write(dir.path(), "spawn/index.ts", SPAWN_ENV_PLUGIN);
+    write(
+        dir.path(),
+        "spawn/plugin.toml",
+        "[capabilities]\nexec = true\n",
+    );
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![
+        call(
+            "bash",
+            json!({"command": "echo \"added=$ADDED\"; command -v env >/dev/null && echo path-kept"}),
+        ),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "run").await);
+    assert!(!results[0].2, "{results:?}");
+    // The hook saw no variable the manifest does not grant; what it set
+    // reached the process; a variable it was never shown stays.
+    assert_eq!(
+        results[0].1.trim(),
+        "seen=\nadded=by the hook\npath-kept",
+        "{results:?}"
+    );
 }
 
 const CHILD_PROCESS_PLUGIN: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -1128,6 +1186,125 @@ async fn hello_without_its_name_fails_validation_as_in_pi() {
             .starts_with("Validation failed for tool \"hello\":")
             && results[0].1.contains("\"name\"")
             && !results[0].1.contains("Hello, undefined!"),
+        "{results:?}"
+    );
+}
+
+/// Set in the child process of
+/// `auto_commit_on_exit_commits_when_the_program_ends`: the plugin
+/// directory to load, from a git repository as the working directory.
+const AUTO_COMMIT_CHILD: &str = "YOHOST_TEST_AUTO_COMMIT_PLUGINS";
+
+/// `git` in `repo`, which must succeed; its standard output.
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn auto_commit_on_exit_commits_when_the_program_ends() {
+    if let Ok(plugins) = std::env::var(AUTO_COMMIT_CHILD) {
+        // The child: load, drop the host (pi's `session_shutdown`), and end
+        // the process right after, as `yohost run` does.
+        let host = open(Path::new(&plugins)).unwrap();
+        assert!(host.refused().is_empty(), "{:?}", host.refused());
+        drop(host);
+        return;
+    }
+    let plugins = plugin_dir();
+    let name = "auto-commit-on-exit";
+    std::fs::create_dir(plugins.path().join(name)).unwrap();
+    std::fs::copy(
+        examples().join(format!("{name}.ts")),
+        plugins.path().join(name).join("index.ts"),
+    )
+    .unwrap();
+    write(
+        plugins.path(),
+        &format!("{name}/plugin.toml"),
+        "[capabilities]\nexec = true\n",
+    );
+    let repo = plugin_dir();
+    git(repo.path(), &["init", "-q"]);
+    git(repo.path(), &["config", "user.email", "test@example.com"]);
+    git(repo.path(), &["config", "user.name", "test"]);
+    write(repo.path(), "work.txt", "unsaved work\n");
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "auto_commit_on_exit_commits_when_the_program_ends",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .current_dir(repo.path())
+        .env(AUTO_COMMIT_CHILD, plugins.path())
+        .output()
+        .expect("the test runs itself");
+    assert!(child.status.success(), "{child:?}");
+    assert_eq!(
+        git(repo.path(), &["log", "--format=%s"]).trim(),
+        "[pi] Work in progress"
+    );
+    assert_eq!(git(repo.path(), &["status", "--porcelain"]), "");
+}
+
+/// A tool whose `prepareArguments` maps a legacy argument (`who`) to the
+/// one its schema requires (`name`), as pi lets a tool do before the
+/// arguments are checked.
+const PREPARING_TOOL: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "greet",
+    description: "greets someone",
+    parameters: Type.Object({ name: Type.String() }, { additionalProperties: false }),
+    prepareArguments(args: any) {
+      if (args?.crash) throw new Error("cannot prepare these");
+      if (args && typeof args.who === "string") return { name: args.who };
+      return args;
+    },
+    async execute(_id: string, params: { name: string }) {
+      return { content: [{ type: "text", text: `Hello, ${params.name}!` }], details: {} };
+    },
+  });
+}"#;
+
+#[tokio::test]
+async fn prepare_arguments_runs_before_the_schema_check_as_in_pi() {
+    let dir = plugin_dir();
+    write(dir.path(), "greet.ts", PREPARING_TOOL);
+    let host = open(dir.path()).unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![
+        call("greet", json!({"who": "Ada"})),
+        call("greet", json!({"name": "Bob"})),
+        call("greet", json!({"nobody": true})),
+        call("greet", json!({"crash": true})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "greet").await);
+    // Legacy arguments the tool prepares pass the check.
+    assert_eq!(results[0], ("greet".into(), "Hello, Ada!".into(), false));
+    assert_eq!(results[1], ("greet".into(), "Hello, Bob!".into(), false));
+    // What preparing cannot fix still fails the check, in the host's words,
+    // and `execute` does not run.
+    assert!(results[2].2, "{results:?}");
+    assert!(
+        results[2]
+            .1
+            .starts_with("Validation failed for tool \"greet\":")
+            && results[2].1.contains("nobody")
+            && !results[2].1.contains("Hello"),
+        "{results:?}"
+    );
+    // A throwing `prepareArguments` is an error result.
+    assert!(
+        results[3].2 && results[3].1.contains("cannot prepare these"),
         "{results:?}"
     );
 }

@@ -135,6 +135,7 @@ pub fn parse_tool(index: u32, bytes: &[u8]) -> Result<ToolSpec, SchemaError> {
         description,
         parameters,
         label: None,
+        prepares_arguments: false,
     })
 }
 

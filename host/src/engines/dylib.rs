@@ -83,7 +83,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         name.clone()
     };
     let plugin = Arc::new(DylibPlugin {
-        name: host_name,
+        name: host_name.into(),
         table,
         library: Arc::new(library),
         worker: Arc::new(WorkerSlot::new(&format!("dylib-{name}"))),
@@ -229,7 +229,7 @@ fn write_new(folder: &Path, digest: &str, bytes: &[u8]) -> std::io::Result<PathB
 }
 
 struct DylibPlugin {
-    name: String,
+    name: Arc<str>,
     table: &'static PluginEntry,
     /// Keeps `table` valid while any worker may still run its code.
     library: Arc<Library>,
@@ -240,7 +240,7 @@ struct DylibPlugin {
 impl Plugin for DylibPlugin {
     async fn open_run(&self, _run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
         Ok(Arc::new(DylibRun {
-            name: self.name.clone(),
+            name: Arc::clone(&self.name),
             table: self.table,
             library: Arc::clone(&self.library),
             worker: Arc::clone(&self.worker),
@@ -249,7 +249,7 @@ impl Plugin for DylibPlugin {
 }
 
 struct DylibRun {
-    name: String,
+    name: Arc<str>,
     table: &'static PluginEntry,
     library: Arc<Library>,
     worker: Arc<WorkerSlot>,
@@ -338,7 +338,7 @@ impl PluginRun for DylibRun {
     async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
         let table = self.table;
         let library = Arc::clone(&self.library);
-        let name = self.name.clone();
+        let name = Arc::clone(&self.name);
         self.worker
             .run(move || {
                 let _library = library; // keep the code loaded while it runs

@@ -29,6 +29,7 @@ fn tool(name: &str, description: &str) -> ToolSpec {
         description: description.into(),
         parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
         label: None,
+        prepares_arguments: false,
     }
 }
 
@@ -67,13 +68,11 @@ impl Plugin for Fixture {
             "fx_echo" => Ok(ToolReply::text(call.args["text"].as_str().unwrap_or(""))),
             "fx_image" => Ok(ToolReply {
                 content: vec![ContentBlock::text("fx image"), image("image/png")],
-                details: Value::Null,
-                is_error: false,
+                ..ToolReply::default()
             }),
             "fx_bad_image" => Ok(ToolReply {
                 content: vec![image("image/svg+xml")],
-                details: Value::Null,
-                is_error: false,
+                ..ToolReply::default()
             }),
             other => Err(format!("no tool named {other}")),
         }

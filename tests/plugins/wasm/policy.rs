@@ -21,6 +21,7 @@ impl Plugin for Policy {
             description: "Draw a pixel".into(),
             parameters: json!({"type": "object", "properties": {}}),
             label: None,
+            prepares_arguments: false,
         }])
     }
 
@@ -38,7 +39,7 @@ impl Plugin for Policy {
                 },
             ],
             details: json!({"width": 1, "height": 1}),
-            is_error: false,
+            ..ToolReply::default()
         })
     }
 

@@ -13,18 +13,40 @@ export async function emit(state, name, event, ctx) {
   for (const handler of state.handlers.get(name) ?? []) await handler(event, ctx);
 }
 
+const parametersOf = (tool) => tool.parameters ?? { type: "object", properties: {} };
+
+// As in pi, `prepareArguments` runs before the arguments are checked
+// against the schema: such a tool asks the host for its arguments unchecked
+// and checks the prepared ones with the host's validator. Without that
+// service (another engine) the host checks them first.
+function preparesArguments(tool) {
+  return typeof tool.prepareArguments === "function" && typeof globalThis[Symbol.for("yohost.host")]?.validate === "function";
+}
+
 function toolHooks(state, makeCtx, hooks) {
   hooks.tools = () =>
     [...state.tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.description ?? "",
-      parameters: tool.parameters ?? { type: "object", properties: {} },
+      parameters: parametersOf(tool),
       ...(tool.label !== undefined && { label: String(tool.label) }),
+      ...(preparesArguments(tool) && { prepares_arguments: true }),
     }));
   hooks.call_tool = async (args, call) => {
     const tool = state.tools.get(args.tool);
     if (tool === undefined) throw new Error(`no tool named \`${args.tool}\``);
-    const params = typeof tool.prepareArguments === "function" ? tool.prepareArguments(args.args) : args.args;
+    let params = args.args;
+    if (typeof tool.prepareArguments === "function") {
+      try {
+        params = tool.prepareArguments(args.args);
+      } catch (e) {
+        return { content: [{ type: "text", text: e instanceof Error ? e.message : String(e) }], is_error: true };
+      }
+    }
+    if (preparesArguments(tool)) {
+      const why = globalThis[Symbol.for("yohost.host")].validate(tool.name, JSON.stringify(parametersOf(tool)), JSON.stringify(params ?? null));
+      if (why !== null && why !== undefined) return { content: [{ type: "text", text: why }], is_error: true };
+    }
     let result;
     try {
       result = await tool.execute(args.call_id, params, call.signal, () => {}, makeCtx(call));
@@ -36,6 +58,7 @@ function toolHooks(state, makeCtx, hooks) {
       content: result?.content ?? [],
       details: result?.details ?? null,
       is_error: result?.isError === true,
+      ...(result?.terminate === true && { terminate: true }),
     };
   };
 }

@@ -31,6 +31,7 @@ pub mod fetch;
 pub mod modules;
 pub mod packages;
 pub mod plugin;
+pub mod positions;
 pub mod runtime;
 pub mod services;
 pub mod transpile;
@@ -42,7 +43,7 @@ use crate::manifest::Network;
 use crate::plugin::Loaded;
 use modules::{add_flavor, gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
-use services::{FileAccess, Services};
+use services::{DryRun, FileAccess, Services};
 use std::sync::Arc;
 use yohost_contract::Hook;
 
@@ -172,15 +173,21 @@ pub fn load_with(
         .collect();
     let plugin_dir = modules.base_dir.clone();
     let cwd = std::env::current_dir().unwrap_or_default();
+    let dry_run = candidate.dry_run.then(DryRun::default);
     let services = flavor.services.map(|api| {
         let relative_to = match api.relative_to {
             RelativeTo::PluginDir => plugin_dir.clone(),
             RelativeTo::WorkingDir => cwd.clone(),
         };
+        let files = FileAccess::new(grants, relative_to, api.module);
         Services {
-            files: FileAccess::new(grants, relative_to, api.module),
+            files: match &dry_run {
+                Some(dry_run) => files.dry_run(dry_run.clone()),
+                None => files,
+            },
             cwd,
             exec: capabilities.exec,
+            dry_run: dry_run.clone(),
             network: if api.fetch {
                 capabilities.network.clone()
             } else {
@@ -216,6 +223,8 @@ pub fn load_with(
         })
         .collect::<Result<_, _>>()?;
     let mut warnings = started.warnings;
+    // What it would have done while it loaded (pi's `session_start`).
+    warnings.extend(dry_run.iter().flat_map(DryRun::take));
     let offered = flavor.services.is_some();
     let fetches = flavor.services.is_some_and(|api| api.fetch);
     for (granted, offered, what) in [

@@ -15,6 +15,7 @@
 
 use super::commonjs::{self, Required};
 use super::packages::{Format, PackageError, Packages, Request};
+use super::positions::LineMap;
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
 use crate::grants::{lexical, Confined};
@@ -74,6 +75,9 @@ pub struct ModuleSet {
     pub files: BTreeSet<String>,
     /// (importing module, specifier) → module name.
     pub links: BTreeMap<(String, String), String>,
+    /// Module name → where its code's positions are in its source, for the
+    /// plugin's TypeScript files.
+    pub positions: BTreeMap<String, LineMap>,
 }
 
 impl ModuleSet {
@@ -177,6 +181,9 @@ pub fn gather(
                 target_name
             };
             set.links.insert((name.clone(), specifier.clone()), target);
+        }
+        if let Some(lines) = module.lines {
+            set.positions.insert(name.clone(), lines);
         }
         set.sources.insert(name, module.code);
     }

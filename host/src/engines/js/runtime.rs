@@ -32,10 +32,11 @@
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
 
 use super::modules::ModuleSet;
+use super::positions::{self, LineMap};
 use super::services::{self, ExecBounds, ExecRequest, Services};
 use super::Flavor;
 use super::{crypto, fetch};
-use crate::codec::decode_json_reply;
+use crate::codec::{decode_json_reply, encode_json_args};
 use crate::error::CallError;
 use crate::logging::{plugin_log, LogLevel};
 use crate::manifest::Network;
@@ -50,7 +51,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -109,12 +110,21 @@ pub struct Instance {
 }
 
 /// Tells the engine thread, when the last [`Instance`] is dropped, to
-/// unload the plugin and end.
-struct Alive(mpsc::Sender<Message>);
+/// unload the plugin and end, and waits for it to end: the plugin's
+/// `unload` (pi's `session_shutdown`, with the processes it awaits) runs to
+/// completion before the drop returns, within [`UNLOAD_TIMEOUT`] and
+/// [`UNLOAD_GRACE`], even when the program exits right after.
+struct Alive {
+    requests: mpsc::Sender<Message>,
+    /// Disconnected when the engine thread ends.
+    ended: Mutex<mpsc::Receiver<()>>,
+}
 
 impl Drop for Alive {
     fn drop(&mut self) {
-        let _ = self.0.send(Message::Closed);
+        let _ = self.requests.send(Message::Closed);
+        let ended = self.ended.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = ended.recv_timeout(UNLOAD_TIMEOUT + UNLOAD_GRACE);
     }
 }
 
@@ -144,6 +154,8 @@ pub struct Started {
 
 struct Request {
     call: HookCall,
+    /// The call's argument as JSON text, encoded by the caller.
+    args: String,
     limits: CallLimits,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
     dispatch: tracing::Dispatch,
@@ -153,10 +165,12 @@ struct Request {
 impl Instance {
     /// Run one hook call on the engine thread.
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+        let args = encode_json_args(&call)?;
         let (reply, answer) = oneshot::channel();
         let cancel = limits.cancel.clone();
         let request = Request {
             call,
+            args,
             limits,
             reply,
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
@@ -192,17 +206,24 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
     let (ready, loaded) = mpsc::sync_channel(1);
     let wake = requests.clone();
     let dispatch = tracing::dispatcher::get_default(|d| d.clone());
+    let (ending, ended) = mpsc::sync_channel::<()>(0);
     std::thread::Builder::new()
         .name(format!("yohost-js:{}", program.default_name))
         .stack_size(THREAD_STACK_BYTES)
         .spawn(move || {
+            // Dropped when the thread ends, which is what the last
+            // `Instance` waits for.
+            let _ending = ending;
             tracing::dispatcher::with_default(&dispatch, || serve(program, inbox, wake, ready))
         })
         .map_err(|e| format!("cannot start the engine thread: {e}"))?;
     let started = loaded
         .recv()
         .map_err(|_| "the engine thread stopped while loading".to_string())??;
-    let alive = Arc::new(Alive(requests.clone()));
+    let alive = Arc::new(Alive {
+        requests: requests.clone(),
+        ended: Mutex::new(ended),
+    });
     Ok((
         Instance {
             requests,
@@ -610,7 +631,9 @@ impl Engine {
         interrupt_at.set(Some(load_deadline));
         shared.phase_deadline.set(Some(load_deadline));
         let loaded: Result<_, String> = context.with(|ctx| {
-            let driver = install_driver(&ctx, shared).map_err(|e| format!("internal: {e}"))?;
+            let positions = Arc::new(program.modules.positions.clone());
+            let driver =
+                install_driver(&ctx, shared, &positions).map_err(|e| format!("internal: {e}"))?;
             let describe: Function = driver.get("describe").map_err(|e| e.to_string())?;
             let fail = |e: rquickjs::Error| {
                 if interrupted.get() {
@@ -621,7 +644,10 @@ impl Engine {
                         program.sandbox.memory_bytes
                     )
                 } else {
-                    error_text(&ctx, &describe, e)
+                    positions::in_source(
+                        &program.modules.positions,
+                        &error_text(&ctx, &describe, e),
+                    )
                 }
             };
             if let Some(services) = &program.sandbox.services {
@@ -750,7 +776,9 @@ impl Engine {
 
 /// Give the plugin the host's services as
 /// `globalThis[Symbol.for("yohost.host")]`: `cwd`, `fs(op, path, data)`
-/// within its grants (see [`services`]), and, when it is granted,
+/// within its grants (see [`services`]), `validate(tool, schema, args)`
+/// (JSON texts; `null` when the arguments match, else the host's
+/// `Validation failed for tool` text), and, when it is granted,
 /// `exec(command, args, options)`, which returns a promise of
 /// `{stdout, stderr, code, killed}`.
 fn install_services<'js>(
@@ -769,13 +797,34 @@ fn install_services<'js>(
             move |op: String, path: String, data: Option<String>| files.run(&op, &path, data),
         )?,
     )?;
+    object.set(
+        "validate",
+        Function::new(
+            ctx.clone(),
+            |tool: String, schema: String, args: String| -> Option<String> {
+                let parse =
+                    |text: &str| serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+                crate::arguments::check_once(&tool, &parse(&schema), &parse(&args)).err()
+            },
+        )?,
+    )?;
     if services.exec {
         let cwd = services.cwd.clone();
+        let dry_run = services.dry_run.clone();
         let shared = Rc::clone(shared);
         let start = Function::new(
             ctx.clone(),
-            move |command: String, args: String, dir: Option<String>, timeout: Option<f64>| {
-                let reply = match start_exec(&shared, &cwd, command, &args, dir, timeout) {
+            move |command: String,
+                  args: String,
+                  dir: Option<String>,
+                  timeout: Option<f64>,
+                  env: Option<String>| {
+                let options = ExecOptions { dir, timeout, env };
+                let started = match &dry_run {
+                    Some(dry_run) => pretend_exec(&shared, dry_run, command, &args),
+                    None => start_exec(&shared, &cwd, command, &args, options),
+                };
+                let reply = match started {
                     Ok(id) => serde_json::json!({ "ok": id }),
                     Err(why) => serde_json::json!({ "error": why }),
                 };
@@ -783,7 +832,7 @@ fn install_services<'js>(
             },
         )?;
         let exec: Function = ctx.eval(
-            "(later) => (start) => later((command, args, options) => start(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout == null ? null : Number(options.timeout)))",
+            "(later) => (start) => later((command, args, options) => start(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout == null ? null : Number(options.timeout), options?.env == null ? null : JSON.stringify(options.env)))",
         )?;
         let later: Function = driver.get("later")?;
         object.set(
@@ -831,6 +880,49 @@ fn install_services<'js>(
     ctx.globals().set(key, object)
 }
 
+/// A process the plugin asks for in a check: noted in `dry_run`, not
+/// started; it "ends" at once with code 0 and no output.
+fn pretend_exec(
+    shared: &Shared,
+    dry_run: &services::DryRun,
+    command: String,
+    args: &str,
+) -> Result<u64, String> {
+    let args: Vec<String> = serde_json::from_str(args)
+        .map_err(|e| format!("exec: the arguments must be strings: {e}"))?;
+    let shown = std::iter::once(command)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ");
+    dry_run.note(format!("would run `{shown}`"));
+    let id = shared.next_exec.get() + 1;
+    shared.next_exec.set(id);
+    let (owner, _, _) = shared
+        .exec_bounds()
+        .ok_or("exec: a process can only start while a hook, load or unload is running")?;
+    shared.running.borrow_mut().insert(
+        id,
+        Running {
+            owner,
+            kill: Arc::new(AtomicBool::new(false)),
+        },
+    );
+    let reply = serde_json::json!({"ok": {"stdout": "", "stderr": "", "code": 0, "killed": false}});
+    let _ = shared.wake.send(Message::Exec(id, reply.to_string()));
+    Ok(id)
+}
+
+/// The options of `exec(command, args, options)`, as the plugin gave them.
+struct ExecOptions {
+    /// `cwd`, relative to the working directory.
+    dir: Option<String>,
+    /// `timeout` in ms.
+    timeout: Option<f64>,
+    /// `env` as JSON: `{name: value or null}`, changes to the inherited
+    /// environment.
+    env: Option<String>,
+}
+
 /// Start a process for the plugin, bounded by the call that asks for it
 /// (see [`Shared::exec_bounds`]); returns its id, whose reply comes back
 /// through the inbox as [`Message::Exec`].
@@ -839,12 +931,15 @@ fn start_exec(
     cwd: &std::path::Path,
     command: String,
     args: &str,
-    dir: Option<String>,
-    timeout: Option<f64>,
+    options: ExecOptions,
 ) -> Result<u64, String> {
     let args: Vec<String> = serde_json::from_str(args)
         .map_err(|e| format!("exec: the arguments must be strings: {e}"))?;
-    let own_limit = services::exec_timeout(timeout)?;
+    let env = match options.env {
+        Some(env) => services::exec_env(&env)?,
+        None => Vec::new(),
+    };
+    let own_limit = services::exec_timeout(options.timeout)?;
     let (owner, deadline, cancels) = shared
         .exec_bounds()
         .ok_or("exec: a process can only start while a hook, load or unload is running")?;
@@ -856,7 +951,8 @@ fn start_exec(
     let request = ExecRequest {
         command,
         args,
-        dir: services::exec_dir(cwd, dir.as_deref()),
+        dir: services::exec_dir(cwd, options.dir.as_deref()),
+        env,
     };
     let bounds = ExecBounds {
         deadline,
@@ -904,8 +1000,13 @@ fn start_fetch(shared: &Shared, network: &Network, request: &str) -> Result<u64,
 /// How long the abort listeners of a call the host gave up on may run.
 const ABORT_TIMEOUT: Duration = Duration::from_millis(100);
 
-/// How long a plugin's `unload` may run when it is dropped.
-const UNLOAD_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a plugin's `unload` may run when it is dropped: long enough
+/// for a few short processes (pi's auto-commit runs three `git` commands).
+const UNLOAD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long, past [`UNLOAD_TIMEOUT`], dropping the last [`Instance`] waits
+/// for the engine thread to free the plugin and end.
+const UNLOAD_GRACE: Duration = Duration::from_secs(1);
 
 /// The plugin is being dropped: run its shape's `unload` and the jobs it
 /// queues, for at most [`UNLOAD_TIMEOUT`].
@@ -966,7 +1067,11 @@ impl Waiting<'_, '_> {
 }
 
 /// Evaluate the driver with the host's callbacks; returns its functions.
-fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<Object<'js>> {
+fn install_driver<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Rc<Shared>,
+    positions: &Arc<BTreeMap<String, LineMap>>,
+) -> rquickjs::Result<Object<'js>> {
     let host = Object::new(ctx.clone())?;
     let s = Rc::clone(shared);
     host.set(
@@ -978,9 +1083,11 @@ fn install_driver<'js>(ctx: &Ctx<'js>, shared: &Rc<Shared>) -> rquickjs::Result<
         })?,
     )?;
     let s = Rc::clone(shared);
+    let positions = Arc::clone(positions);
     host.set(
         "fail",
         Function::new(ctx.clone(), move |id: f64, message: String| {
+            let message = positions::in_source(&positions, &message);
             s.settled
                 .borrow_mut()
                 .push((id as u64, Settled::Threw(message)));
@@ -1160,7 +1267,7 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
         engine.take_refused();
     }
     let hook = request.call.hook().as_str();
-    let args = request.call.args_json().to_string();
+    let args = request.args;
     let run_id = request.call.run().run_id.clone();
     shared.calls.borrow_mut().insert(
         id,

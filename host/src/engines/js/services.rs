@@ -41,6 +41,44 @@ pub struct Services {
     /// The hosts `fetch` may reach (none when the flavor offers no
     /// `fetch`).
     pub network: Network,
+    /// Set when the plugin loads for a check: processes are reported here,
+    /// not started.
+    pub dry_run: Option<DryRun>,
+}
+
+/// What a plugin loaded for a check would have done: the processes it
+/// would have started and the files it would have written, as warnings
+/// (at most [`DryRun::MAX_NOTES`], then a count).
+#[derive(Debug, Clone, Default)]
+pub struct DryRun {
+    notes: Arc<std::sync::Mutex<(Vec<String>, usize)>>,
+}
+
+impl DryRun {
+    /// The most notes kept; the rest are counted.
+    pub const MAX_NOTES: usize = 20;
+
+    /// Note that the plugin would have done `what`.
+    pub fn note(&self, what: String) {
+        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        if notes.0.len() < Self::MAX_NOTES {
+            notes.0.push(format!("in a check, not done: {what}"));
+        } else {
+            notes.1 += 1;
+        }
+    }
+
+    /// The notes so far, and how many more there were; empties the list.
+    pub fn take(&self) -> Vec<String> {
+        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut list, more) = std::mem::take(&mut *notes);
+        if more > 0 {
+            list.push(format!(
+                "in a check, not done: {more} more processes or writes"
+            ));
+        }
+        list
+    }
 }
 
 /// The largest file a plugin may read at once.
@@ -53,6 +91,7 @@ pub struct FileAccess {
     grants: Grants,
     relative_to: PathBuf,
     module: &'static str,
+    dry_run: Option<DryRun>,
 }
 
 impl FileAccess {
@@ -63,6 +102,16 @@ impl FileAccess {
             grants,
             relative_to,
             module,
+            dry_run: None,
+        }
+    }
+
+    /// The same access for a check: writes are noted in `dry_run`, not
+    /// performed.
+    pub fn dry_run(self, dry_run: DryRun) -> Self {
+        Self {
+            dry_run: Some(dry_run),
+            ..self
         }
     }
 
@@ -109,6 +158,23 @@ impl FileAccess {
                 .decode(data.as_deref().unwrap_or_default())
                 .map_err(|_| Refusal::Base64)
         };
+        let mutates = matches!(
+            op,
+            "write" | "append" | "write_bytes" | "append_bytes" | "mkdir" | "rm"
+        );
+        if let (Some(dry_run), true) = (&self.dry_run, mutates) {
+            let what = match op {
+                "mkdir" => "create the folder".to_string(),
+                "rm" => "remove".to_string(),
+                "write_bytes" | "append_bytes" => {
+                    let verb = op.trim_end_matches("_bytes");
+                    format!("{verb} {} bytes to", bytes()?.len())
+                }
+                _ => format!("{op} {} bytes to", data.as_deref().map_or(0, str::len)),
+            };
+            dry_run.note(format!("{} would {what} {}", self.module, target.display()));
+            return Ok(Value::Null);
+        }
         Ok(match op {
             "read" => {
                 let bytes = grants.read_bytes(&target, MAX_READ_BYTES)?;
@@ -203,6 +269,9 @@ pub struct ExecRequest {
     pub args: Vec<String>,
     /// Where it starts.
     pub dir: PathBuf,
+    /// Changes to the environment it inherits from the host: a variable
+    /// set to a value, or removed (`None`).
+    pub env: Vec<(String, Option<String>)>,
 }
 
 /// When a running process (or request) must be stopped.
@@ -251,6 +320,12 @@ fn run(request: &ExecRequest, bounds: &ExecBounds) -> Value {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    for (name, value) in &request.env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
     #[cfg(unix)]
     {
         // Its own process group, so killing it also kills what it started.
@@ -332,6 +407,31 @@ fn drain(pipe: Option<Box<dyn Read + Send>>) -> std::thread::JoinHandle<String> 
     })
 }
 
+/// The changes `env` (JSON `{name: value or null}`) asks of the
+/// environment a process inherits: a string sets the variable, `null`
+/// removes it. A name that is empty or holds `=` or NUL, or a value that
+/// holds NUL, is an error, as is anything but such an object.
+pub fn exec_env(env: &str) -> Result<Vec<(String, Option<String>)>, String> {
+    let env: serde_json::Map<String, Value> = serde_json::from_str(env)
+        .map_err(|_| "exec: `env` must be an object of strings (or null to remove one)")?;
+    env.into_iter()
+        .map(|(name, value)| {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(format!(
+                    "exec: `{name}` is not an environment variable name"
+                ));
+            }
+            match value {
+                Value::String(v) if !v.contains('\0') => Ok((name, Some(v))),
+                Value::Null => Ok((name, None)),
+                _ => Err(format!(
+                    "exec: the value of `{name}` must be a string without NUL"
+                )),
+            }
+        })
+        .collect()
+}
+
 /// The directory a process starts in: `dir` (relative to `cwd`), else
 /// `cwd`.
 pub fn exec_dir(cwd: &Path, dir: Option<&str>) -> PathBuf {
@@ -341,6 +441,25 @@ pub fn exec_dir(cwd: &Path, dir: Option<&str>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_changes_are_names_and_strings_or_removals_only() {
+        assert_eq!(
+            exec_env(r#"{"A": "1", "B": null}"#),
+            Ok(vec![("A".into(), Some("1".into())), ("B".into(), None)])
+        );
+        for bad in [
+            r#"{"": "x"}"#,
+            r#"{"A=B": "x"}"#,
+            "{\"A\\u0000\": \"x\"}",
+            r#"{"A": "x\u0000y"}"#,
+            r#"{"A": 1}"#,
+            r#"["A"]"#,
+            "not json",
+        ] {
+            assert!(exec_env(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn timeouts_from_javascript_never_panic() {
@@ -369,6 +488,7 @@ mod tests {
                 format!("sleep 30 & echo $! > {}; wait", pid_file.display()),
             ],
             dir: dir.path().to_path_buf(),
+            env: Vec::new(),
         };
         let bounds = ExecBounds {
             deadline: Instant::now() + Duration::from_millis(300),
@@ -409,6 +529,7 @@ mod tests {
             command: "sleep".into(),
             args: vec!["30".into()],
             dir: std::env::temp_dir(),
+            env: Vec::new(),
         };
         let (done, replied) = std::sync::mpsc::channel();
         spawn(request, bounds, move |reply| done.send(reply).unwrap()).unwrap();
@@ -429,6 +550,7 @@ mod tests {
                 "/dev/zero".into(),
             ],
             dir: std::env::temp_dir(),
+            env: Vec::new(),
         };
         let bounds = ExecBounds {
             deadline: Instant::now() + Duration::from_secs(30),

@@ -18,8 +18,9 @@
 //!   missed. The stack is reserved, not used: only what the parse touches
 //!   costs memory.
 
+use super::positions::LineMap;
 use oxc::allocator::Allocator;
-use oxc::codegen::Codegen;
+use oxc::codegen::{Codegen, CodegenOptions};
 use oxc::diagnostics::OxcDiagnostic;
 use oxc::parser::Parser;
 use oxc::semantic::SemanticBuilder;
@@ -59,6 +60,9 @@ pub struct Transpiled {
     /// specifier: `(specifier, name)`, with `default` for a default import
     /// (namespace imports take no name).
     pub names: Vec<(String, String)>,
+    /// Where the code's positions are in the source, for TypeScript (whose
+    /// code is not the source); `None` for JavaScript, which runs as written.
+    pub lines: Option<LineMap>,
 }
 
 /// Strip the types of `source` (named `file` in messages; its extension says
@@ -117,22 +121,38 @@ fn transpile_here(file: &Path, source: &str) -> Result<Transpiled, TranspileErro
         return Err(located(file, source, error));
     }
     let scoping = semantic.semantic.into_scoping();
-    let code = if source_type.is_typescript() {
+    let (code, lines) = if source_type.is_typescript() {
         let options = TransformOptions::default();
         let stripped =
             Transformer::new(&allocator, file, &options).build_with_scoping(scoping, &mut program);
         if let Some(error) = stripped.diagnostics.errors().next() {
             return Err(located(file, source, error));
         }
-        Codegen::new().build(&program).code
+        let options = CodegenOptions {
+            source_map_path: Some(file.to_path_buf()),
+            ..CodegenOptions::default()
+        };
+        let generated = Codegen::new().with_options(options).build(&program);
+        let lines = generated.map.map(|map| {
+            LineMap::new(map.get_tokens().map(|t| {
+                (
+                    t.get_dst_line(),
+                    t.get_dst_col(),
+                    t.get_src_line(),
+                    t.get_src_col(),
+                )
+            }))
+        });
+        (generated.code, lines)
     } else {
-        source.to_string()
+        (source.to_string(), None)
     };
     let (imports, names) = imports_of(&code);
     Ok(Transpiled {
         imports,
         names,
         code,
+        lines,
     })
 }
 

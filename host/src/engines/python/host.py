@@ -17,6 +17,10 @@ import traceback
 
 import yohost
 
+# Replies are encoded with one encoder made once: `json.dumps` with any
+# non-default option builds a new encoder per call.
+_REPLY = json.JSONEncoder(allow_nan=False)
+
 
 class Interrupted(BaseException):
     """Raised into a hook's thread when the host gives up on it."""
@@ -155,13 +159,15 @@ class Worker:
         token = yohost._current.set((run["run_id"], name))
         try:
             result = plugin.handler(hook)(args)
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 result = self._run(result)
             if hook in ("on_event", "finish"):
                 return "ok", "null"  # the contract ignores these replies
             reply = yohost.to_reply(result)
+            if reply is None:
+                return "ok", "null"
             try:
-                return "ok", json.dumps(reply, allow_nan=False)
+                return "ok", _REPLY.encode(reply)
             except (TypeError, ValueError) as error:
                 return "bad_reply", f"not JSON-serializable: {error}"
         except yohost.HookError as error:

@@ -6,7 +6,7 @@
 
 use super::wedge::{Task, Work};
 use super::workers::{self, Ticket, Unavailable};
-use crate::codec::decode_json_reply;
+use crate::codec::{decode_json_reply, encode_json_args};
 use crate::error::CallError;
 use crate::plugin::{CallLimits, Plugin, PluginRun};
 use pyo3::prelude::*;
@@ -85,7 +85,7 @@ impl PluginRun for PythonRun {
             work: Work::Hook(call.hook()),
         };
         let hook = call.hook().as_str();
-        let args = call.args_json().to_string();
+        let args = encode_json_args(&call)?;
         // Log lines written on the worker go to this task's subscriber,
         // inside the hook's span.
         let span = tracing::Span::current();

@@ -308,18 +308,25 @@ class Fail(Reply):
 
 @dataclass(frozen=True)
 class ToolResult(Reply):
-    """``call_tool``: a result with content, details and the error flag."""
+    """``call_tool``: a result with content, details and the error flag.
+
+    ``terminate=True`` ends the run once this turn's tools are done, before
+    the next model request, when every result of the turn asks it."""
 
     content: Union[str, List[Dict[str, Any]]]
     details: Any = None
     is_error: bool = False
+    terminate: bool = False
 
     def to_reply(self) -> Any:
-        return {
+        reply = {
             "content": _content(self.content),
             "details": self.details,
             "is_error": self.is_error,
         }
+        if self.terminate:
+            reply["terminate"] = True
+        return reply
 
 
 def _content(content: Union[str, List[Dict[str, Any]]]) -> List[Dict[str, Any]]:
