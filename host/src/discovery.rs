@@ -88,6 +88,16 @@ pub enum Found {
     },
 }
 
+impl Found {
+    /// The candidate's name, or the refused entry's.
+    pub fn name(&self) -> &str {
+        match self {
+            Found::Plugin(candidate) => &candidate.name,
+            Found::Refused { name, .. } => name,
+        }
+    }
+}
+
 /// Every entry of `dir`, sorted by file name.
 pub fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?

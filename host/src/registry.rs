@@ -154,7 +154,7 @@ impl Registry {
     }
 
     fn rescan(&self, dir: &Path) {
-        let found = match scan(dir) {
+        let mut found = match scan(dir) {
             Ok(found) => found,
             Err(e) => {
                 tracing::error!(dir = %dir.display(), "cannot read the plugin directory; keeping the plugins loaded: {e}");
@@ -163,15 +163,44 @@ impl Registry {
         };
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let retry_refused = self.retry_refused.swap(false, Ordering::SeqCst);
+        // What each candidate gave: kept from before when its files did not
+        // change, else loaded now (all of those at once, in `load_all`).
+        let mut outcomes: Vec<Option<Result<Arc<LoadedPlugin>, LoadError>>> = Vec::new();
+        let mut to_load: Vec<(usize, &mut Candidate)> = Vec::new();
+        for (index, entry) in found.iter_mut().enumerate() {
+            outcomes.push(None);
+            let Found::Plugin(candidate) = entry else {
+                continue;
+            };
+            candidate.dry_run = self.dry_run;
+            match kept.remove(&candidate.root) {
+                Some(old)
+                    if old.fingerprint == candidate.fingerprint
+                        && (old.loaded.is_ok() || !retry_refused) =>
+                {
+                    candidate.ecosystem = old.ecosystem;
+                    outcomes[index] = Some(old.loaded);
+                }
+                _ => to_load.push((index, candidate)),
+            }
+        }
+        for (index, loaded) in load_all(&self.adapters, to_load) {
+            match &loaded {
+                Ok(plugin) => {
+                    tracing::debug!(target: LOAD_LOG_TARGET, plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded")
+                }
+                Err(reason) => {
+                    tracing::warn!(target: LOAD_LOG_TARGET, plugin = %found[index].name(), "plugin refused: {reason}")
+                }
+            }
+            outcomes[index] = Some(loaded);
+        }
         let mut next_kept = HashMap::new();
         let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
         let mut refused = Vec::new();
-        for entry in found {
-            let mut candidate = match entry {
-                Found::Plugin(mut candidate) => {
-                    candidate.dry_run = self.dry_run;
-                    candidate
-                }
+        for (entry, outcome) in found.into_iter().zip(outcomes) {
+            let candidate = match entry {
+                Found::Plugin(candidate) => candidate,
                 Found::Refused { name, file, reason } => {
                     refused.push(Refusal {
                         name,
@@ -184,28 +213,7 @@ impl Registry {
                     continue;
                 }
             };
-            let loaded = match kept.remove(&candidate.root) {
-                Some(old)
-                    if old.fingerprint == candidate.fingerprint
-                        && (old.loaded.is_ok() || !retry_refused) =>
-                {
-                    candidate.ecosystem = old.ecosystem;
-                    old.loaded
-                }
-                _ => {
-                    self.adapters.classify(&mut candidate);
-                    let loaded = load(&self.adapters, &candidate).map(Arc::new);
-                    match &loaded {
-                        Ok(plugin) => {
-                            tracing::debug!(target: LOAD_LOG_TARGET, plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded")
-                        }
-                        Err(reason) => {
-                            tracing::warn!(target: LOAD_LOG_TARGET, plugin = %candidate.name, "plugin refused: {reason}")
-                        }
-                    }
-                    loaded
-                }
-            };
+            let loaded = outcome.expect("every candidate was kept or loaded");
             next_kept.insert(
                 candidate.root.clone(),
                 Kept {
@@ -252,6 +260,82 @@ fn mode_on_disk(entry: &Path) -> Mode {
         return Mode::Advisory;
     }
     Manifest::read(&entry.join(MANIFEST_FILE)).map_or(Mode::Required, |m| m.mode)
+}
+
+/// The most plugins loaded at once.
+const MAX_LOADERS: usize = 8;
+
+/// Each loader thread's stack, as much as a main thread's: a load runs on
+/// the loader as it would on the caller.
+const LOADER_STACK_BYTES: usize = 8 * 1024 * 1024;
+
+/// Classify and load each candidate (given with its index in the scan),
+/// several at once: the caller and up to [`MAX_LOADERS`] − 1 scoped
+/// threads (no more in all than the machine has cores) take jobs from one
+/// queue in turn, so a plugin slow to load holds up only its own loader
+/// while the others drain the queue. Each plugin is a job of its own,
+/// except Python plugins: they are one job, loaded one after another in
+/// file-name order, as their imports share one interpreter (a plugin that
+/// holds it refuses the Python plugins after it, the same way every time).
+/// Each load stays bounded by its own engine's limit. Returns each index
+/// with what loading gave, in the order given, whatever order the loads
+/// finished in. Log lines of the loads go to the caller's tracing
+/// subscriber and span.
+fn load_all(
+    adapters: &Adapters,
+    candidates: Vec<(usize, &mut Candidate)>,
+) -> Vec<(usize, Result<Arc<LoadedPlugin>, LoadError>)> {
+    let (python, others): (Vec<_>, Vec<_>) = candidates
+        .into_iter()
+        .partition(|(_, candidate)| candidate.engine == EngineKind::Python);
+    // The Python job first: it is likely the longest.
+    let jobs: Vec<Vec<_>> = std::iter::once(python)
+        .filter(|job| !job.is_empty())
+        .chain(others.into_iter().map(|one| vec![one]))
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let loaders = jobs.len().min(cores).min(MAX_LOADERS);
+    let queue = Mutex::new(jobs.into_iter());
+    let dispatch = tracing::dispatcher::get_default(Clone::clone);
+    let span = tracing::Span::current();
+    let drain = || {
+        let mut done = Vec::new();
+        loop {
+            // The lock is held only to take the next job.
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some(job) = next else {
+                return done;
+            };
+            for (index, candidate) in job {
+                adapters.classify(candidate);
+                done.push((index, load(adapters, candidate).map(Arc::new)));
+            }
+        }
+    };
+    let mut loaded = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..loaders)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .name("yohost-load".into())
+                    .stack_size(LOADER_STACK_BYTES)
+                    .spawn_scoped(scope, || {
+                        tracing::dispatcher::with_default(&dispatch, || span.in_scope(drain))
+                    })
+                    // A loader that cannot start leaves its share to the others.
+                    .ok()
+            })
+            .collect();
+        let mut loaded = drain();
+        for helper in helpers {
+            match helper.join() {
+                Ok(done) => loaded.extend(done),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        loaded
+    });
+    loaded.sort_by_key(|(index, _)| *index);
+    loaded
 }
 
 /// Load a candidate through its adapter and name it. A name the plugin

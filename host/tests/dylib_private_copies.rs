@@ -2,6 +2,8 @@
 //! - a library planted under the name of a plugin's copy (in the private
 //!   folder, or where earlier versions put copies) is never loaded: the
 //!   plugin's own code runs, and the planted file is replaced;
+//! - a copy the process checked once is checked again when another file
+//!   has taken its place since;
 //! - a private folder that others may write (planted, owned by this user,
 //!   mode 0777) is refused, naming it, and the plugin loads once the folder
 //!   is private again and the host reloads.
@@ -143,4 +145,40 @@ async fn a_private_folder_others_can_write_is_refused_until_it_is_private() {
         host.reload();
         assert_eq!(echo_through(&host).await, "hi +tag", "{planted_level}");
     }
+}
+
+#[tokio::test]
+async fn a_copy_changed_after_it_was_checked_is_checked_again() {
+    let _turn = ENV.lock().await;
+    let (cache, dir) = (plugin_dir(), plugin_dir());
+    let _restore = use_folders(cache.path(), None);
+    let bytes = std::fs::read(example_dylib("fixture_tagger")).unwrap();
+    install_tagger(dir.path());
+    // The first load writes the copy; the second checks it and remembers.
+    for _ in 0..2 {
+        drop(PluginHost::open(dir.path()).unwrap());
+    }
+    let folder = cache.path().join("dylib");
+    let copy = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension() == Some(std::env::consts::DLL_EXTENSION.as_ref()))
+        .expect("the copy");
+    // Another library put in its place by a rename (a new file), as a
+    // process of this user could.
+    let planted = folder.join("planted.tmp");
+    std::fs::write(
+        &planted,
+        std::fs::read(example_dylib("example_policy")).unwrap(),
+    )
+    .unwrap();
+    std::fs::rename(&planted, &copy).unwrap();
+
+    let host = PluginHost::open(dir.path()).unwrap();
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        bytes,
+        "the changed copy is checked again and replaced"
+    );
+    assert_eq!(echo_through(&host).await, "hi +tag");
 }

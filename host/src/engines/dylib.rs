@@ -103,7 +103,9 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
 /// Every native library the host or an adapter opens goes through this copy,
 /// so a changed file at the same path loads as new code.
 ///
-/// A copy already there is reused only when its bytes have the same SHA-256;
+/// A copy already there is reused only when its bytes have the same SHA-256
+/// (checked once per process while the file stays the same, see
+/// [`verified`]);
 /// anything else under that name (a planted or half-written file) is
 /// replaced by a fresh copy, written under a new name (`O_EXCL`) and
 /// renamed into place.
@@ -124,7 +126,12 @@ pub fn private_copy(path: &Path) -> Result<PathBuf, LoadError> {
     };
     let digest = sha256_hex(&bytes);
     let copy = folder.join(format!("{digest}.{}", std::env::consts::DLL_EXTENSION));
+    if verified(&copy) {
+        return Ok(copy);
+    }
+    let before = identity(&copy);
     if source::read_bytes(&copy, MAX_LIBRARY_BYTES).is_ok_and(|old| sha256_hex(&old) == digest) {
+        remember_verified(&copy, before);
         return Ok(copy);
     }
     let partial = write_new(&folder, &digest, &bytes).map_err(copy_failed)?;
@@ -133,6 +140,60 @@ pub fn private_copy(path: &Path) -> Result<PathBuf, LoadError> {
         copy_failed(e)
     })?;
     Ok(copy)
+}
+
+/// A file's identity and last change: a write to it, or another file
+/// renamed over it, changes it.
+type Identity = (u64, u64, u64, i64, i64, i64, i64);
+
+/// The copies this process checked, with their identity when checked.
+static VERIFIED: std::sync::Mutex<Option<std::collections::HashMap<PathBuf, Identity>>> =
+    std::sync::Mutex::new(None);
+
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    ))
+}
+
+/// Without a file's inode, every copy is checked each time.
+#[cfg(not(unix))]
+fn identity(_path: &Path) -> Option<Identity> {
+    None
+}
+
+/// Whether `copy` is the very file this process already checked, unchanged
+/// since: then its bytes need not be read and hashed again for each plugin
+/// that loads the same library.
+fn verified(copy: &Path) -> bool {
+    let known = VERIFIED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|v| v.get(copy).copied());
+    known.is_some_and(|known| identity(copy) == Some(known))
+}
+
+/// Remember that `copy` was checked, if it is still the file it was
+/// (`before`) when the check began.
+fn remember_verified(copy: &Path, before: Option<Identity>) {
+    let Some(before) = before else { return };
+    if identity(copy) == Some(before) {
+        VERIFIED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Default::default)
+            .insert(copy.to_path_buf(), before);
+    }
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

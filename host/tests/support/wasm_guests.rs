@@ -5,7 +5,7 @@
 //! - the Wasm test guests (`tests/plugins/wasm`, plus the wasm-redactor
 //!   example), built as components into `<target>/wasm-guests`;
 //! - the bench's dylibs (`tests/plugins/native`: the allow-all policy and
-//!   the rust-policy example), built for this machine into
+//!   the rust-policy and rust-tool examples), built for this machine into
 //!   `<target>/native-guests`, so `cargo bench` needs no build step first.
 #![allow(dead_code)] // each test or bench uses a different part
 

@@ -41,6 +41,28 @@ pub struct Builtin {
     pub source: &'static str,
 }
 
+impl Builtin {
+    /// The specifiers the module imports. A built-in's source is static,
+    /// so it is parsed once per process, not once per plugin that loads it
+    /// (a flavor's modules are the same for every plugin of the flavor).
+    fn imports(&self) -> Result<Vec<String>, GatherError> {
+        type Parsed = std::collections::HashMap<(usize, usize), Vec<String>>;
+        static PARSED: std::sync::Mutex<Option<Parsed>> = std::sync::Mutex::new(None);
+        let key = (self.source.as_ptr() as usize, self.source.len());
+        let lock = || PARSED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(imports) = lock().get_or_insert_with(Parsed::new).get(&key) {
+            return Ok(imports.clone());
+        }
+        let imports = transpile(Path::new(self.specifier), self.source)
+            .map_err(|e| GatherError::Invalid(format!("internal: {}", e.message)))?
+            .imports;
+        lock()
+            .get_or_insert_with(Parsed::new)
+            .insert(key, imports.clone());
+        Ok(imports)
+    }
+}
+
 /// Every module of a plugin, ready for the engine.
 #[derive(Debug, Clone, Default)]
 pub struct ModuleSet {
@@ -334,10 +356,7 @@ pub fn add_flavor(set: &mut ModuleSet, flavor: &Flavor) -> Result<(), GatherErro
         set.sources
             .entry(module.specifier.to_string())
             .or_insert_with(|| module.source.to_string());
-        let imports = transpile(Path::new(module.specifier), module.source)
-            .map_err(|e| GatherError::Invalid(format!("internal: {}", e.message)))?
-            .imports;
-        for specifier in imports {
+        for specifier in module.imports()? {
             let target = find(&specifier).ok_or_else(|| {
                 GatherError::Invalid(format!(
                     "internal: the flavor's module `{}` imports \"{specifier}\", which the flavor does not have",
