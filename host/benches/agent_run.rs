@@ -16,8 +16,10 @@ mod wasm_guests;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 use yoagent::provider::mock::{MockResponse, MockToolCall};
 use yoagent::provider::{MockProvider, ModelConfig};
+use yoagent::context::ExecutionLimits;
 use yoagent::{Agent, AgentEvent, AgentTool, Content, ToolContext, ToolError, ToolResult};
 use yohost::PluginHost;
 
@@ -57,27 +59,41 @@ impl AgentTool for Noop {
 /// `host`'s extension if any.
 fn agent(host: Option<&PluginHost>) -> Agent {
     let mut script: Vec<MockResponse> = (0..CALLS)
-        .map(|_| {
+        .map(|n| {
+            // Arguments differ per call: yoagent stops a run that repeats a
+            // call with identical arguments.
             MockResponse::ToolCalls(vec![MockToolCall {
                 name: "noop".into(),
-                arguments: serde_json::json!({}),
+                arguments: serde_json::json!({ "n": n }),
                 provider_metadata: None,
             }])
         })
         .collect();
     script.push(MockResponse::Text("done".into()));
+    // yoagent's default limits end a run at 50 turns.
+    let mut limits = ExecutionLimits::default();
+    limits.max_turns = CALLS as usize + 1;
     let agent = Agent::from_provider(MockProvider::new(script), ModelConfig::mock())
-        .with_tools(vec![Box::new(Noop)]);
+        .with_tools(vec![Box::new(Noop)])
+        .with_execution_limits(limits);
     match host {
         Some(host) => agent.with_extension(host.extension()),
         None => agent,
     }
 }
 
+/// Prompt the agent and return once the run has ended (`Agent::prompt`
+/// returns as soon as the run has started), with its events.
+async fn whole_run(agent: &mut Agent) -> mpsc::UnboundedReceiver<AgentEvent> {
+    let (tx, events) = mpsc::unbounded_channel();
+    agent.prompt_with_sender("go", tx).await;
+    events
+}
+
 /// One run; panics unless every tool call ran and succeeded (a policy that
 /// failed closed would deny them, and be fast for the wrong reason).
 async fn checked_run(mut agent: Agent) {
-    let mut events = agent.prompt("go").await;
+    let mut events = whole_run(&mut agent).await;
     let mut ran = 0;
     while let Ok(event) = events.try_recv() {
         if let AgentEvent::ToolExecutionEnd { is_error, .. } = event {
@@ -194,7 +210,7 @@ fn bench(c: &mut Criterion) {
                 while calls < iters {
                     let mut agent = agent(host);
                     let started = Instant::now();
-                    let events = rt.block_on(agent.prompt("go"));
+                    let events = rt.block_on(whole_run(&mut agent));
                     total += started.elapsed();
                     drop(events);
                     calls += CALLS;
