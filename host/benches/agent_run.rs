@@ -17,9 +17,9 @@ mod wasm_guests;
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use yoagent::context::ExecutionLimits;
 use yoagent::provider::mock::{MockResponse, MockToolCall};
 use yoagent::provider::{MockProvider, ModelConfig};
-use yoagent::context::ExecutionLimits;
 use yoagent::{Agent, AgentEvent, AgentTool, Content, ToolContext, ToolError, ToolResult};
 use yohost::PluginHost;
 
