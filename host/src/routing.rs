@@ -9,7 +9,7 @@
 //! refuses for another reason (an import that leads outside the folder, a
 //! package that is not installed) refuses the plugin whatever it needs, since
 //! Node would not fix it. Only a graph whose one lack is Node comes back as
-//! [`LoadError::NeedsNode`], and [`Adapters::load`] hands it to [`route`]:
+//! [`LoadError::NeedsNode`], and [`Adapters::load`] hands it to `route`:
 //! - `engine = "auto"` with Node present: the plugin loads through the
 //!   (node, ecosystem) adapter, and [`Loaded::routed`] says why;
 //! - `engine = "auto"` without Node: refused, naming what it needs and

@@ -105,7 +105,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
 ///
 /// A copy already there is reused only when its bytes have the same SHA-256
 /// (checked once per process while the file stays the same, see
-/// [`verified`]);
+/// `verified`);
 /// anything else under that name (a planted or half-written file) is
 /// replaced by a fresh copy, written under a new name (`O_EXCL`) and
 /// renamed into place.
