@@ -4,7 +4,8 @@
 //! naming the events they listen for (`before_provider_request`,
 //! `session_before_compact`), and are not routed to Node, whether what
 //! stops their load first is an import the embedded engine lacks or a
-//! module their code imports while it loads.
+//! module their code imports while it loads; `pi-web-access` is routed to
+//! Node, loads with its tools, and a fetch that fails is an error result.
 //!
 //! The packages (with `pi-web-access` and `pi-mcp-adapter`) are installed
 //! once under the target dir (as `.ci/run` does: pinned versions,
@@ -108,4 +109,48 @@ async fn refused_by_design_packages_name_their_events_and_are_not_routed() {
         );
         assert!(!reason.contains("installing Node"), "{name}: {reason}");
     }
+}
+
+/// `pi-web-access` needs Node (`node:net`, `node:http`, …), so it is routed
+/// there and loads with its tools. The tests never reach the internet: a
+/// fetch of an address nothing serves ends as the tool's error result, and
+/// the run goes on to its end.
+#[tokio::test]
+async fn pi_web_access_loads_on_node_and_a_failed_fetch_is_an_error_result() {
+    needs_node!();
+    let dir = plugin_dir();
+    std::os::unix::fs::symlink(
+        packages().join("pi-web-access"),
+        dir.path().join("pi-web-access"),
+    )
+    .unwrap();
+    let host = open(dir.path());
+    let report = host.report().await;
+    let entry = reported(&report, "pi-web-access");
+    assert_eq!(entry.status, Status::Loaded, "{report:?}");
+    assert_eq!(entry.engine.as_deref(), Some("node"), "{entry:?}");
+    assert!(entry.routed.is_some(), "{entry:?}");
+    for tool in ["web_search", "fetch_content"] {
+        assert!(entry.tools.iter().any(|t| t == tool), "{tool}: {entry:?}");
+    }
+
+    let (agent, _) = scripted(vec![
+        call(
+            "fetch_content",
+            serde_json::json!({"url": "http://127.0.0.1:9/"}),
+        ),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let events = run(&mut agent, "fetch it").await;
+    let results = tool_results(&events);
+    assert_eq!(results.len(), 1, "{results:?}");
+    let (name, _, is_error) = &results[0];
+    assert_eq!(name, "fetch_content");
+    assert!(*is_error, "{results:?}");
+    assert_eq!(
+        final_assistant(&events),
+        (yoagent::StopReason::Stop, None),
+        "the run ends as the model answers"
+    );
 }
