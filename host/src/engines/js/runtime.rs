@@ -947,22 +947,41 @@ fn start_exec(
     let deadline = own_limit
         .map_or(deadline, |limit| deadline.min(now + limit))
         .min(now + services::MAX_EXEC);
-    let (id, kill) = shared.next_work();
     let request = ExecRequest {
         command,
         args,
         dir: services::exec_dir(cwd, options.dir.as_deref()),
         env,
     };
+    start_work(shared, owner, deadline, cancels, |bounds, done| {
+        services::spawn(request, bounds, done)
+    })
+}
+
+/// Start a piece of work off the engine thread (a process, a request) for
+/// the call `owner`, bounded by `deadline` and `cancels`: `spawn` gets the
+/// bounds and what to call with the reply, which comes back through the
+/// inbox as [`Message::Exec`]. Returns the work's id.
+fn start_work(
+    shared: &Shared,
+    owner: Option<u64>,
+    deadline: Instant,
+    cancels: Vec<CancellationToken>,
+    spawn: impl FnOnce(ExecBounds, Box<dyn FnOnce(String) + Send>) -> Result<(), String>,
+) -> Result<u64, String> {
+    let (id, kill) = shared.next_work();
     let bounds = ExecBounds {
         deadline,
         cancels,
         kill: Arc::clone(&kill),
     };
     let wake = shared.wake.clone();
-    services::spawn(request, bounds, move |reply| {
-        let _ = wake.send(Message::Exec(id, reply));
-    })?;
+    spawn(
+        bounds,
+        Box::new(move |reply| {
+            let _ = wake.send(Message::Exec(id, reply));
+        }),
+    )?;
     shared
         .running
         .borrow_mut()
@@ -980,21 +999,9 @@ fn start_fetch(shared: &Shared, network: &Network, request: &str) -> Result<u64,
         .exec_bounds()
         .ok_or("fetch: a request can only start while a hook, load or unload is running")?;
     let deadline = deadline.min(Instant::now() + services::MAX_EXEC);
-    let (id, kill) = shared.next_work();
-    let bounds = ExecBounds {
-        deadline,
-        cancels,
-        kill: Arc::clone(&kill),
-    };
-    let wake = shared.wake.clone();
-    fetch::spawn(request, network, bounds, move |reply| {
-        let _ = wake.send(Message::Exec(id, reply));
-    })?;
-    shared
-        .running
-        .borrow_mut()
-        .insert(id, Running { owner, kill });
-    Ok(id)
+    start_work(shared, owner, deadline, cancels, |bounds, done| {
+        fetch::spawn(request, network, bounds, done)
+    })
 }
 
 /// How long the abort listeners of a call the host gave up on may run.
