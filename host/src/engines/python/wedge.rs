@@ -104,10 +104,13 @@ static WAITERS: Mutex<Vec<Weak<Waiter>>> = Mutex::new(Vec::new());
 
 impl Waiter {
     /// A waiter for a worker thread, or (`interrupting`) for a thread that
-    /// interrupts that task.
+    /// interrupts that task. An interrupter's wait starts now, before its
+    /// thread runs: the holder it is stuck behind is then named even when
+    /// a thread scheduled sooner started waiting after it was made.
     pub(super) fn new(interrupting: Option<Task>) -> Arc<Waiter> {
+        let since = if interrupting.is_some() { now() } else { 0 };
         let waiter = Arc::new(Waiter {
-            since: AtomicU64::new(0),
+            since: AtomicU64::new(since),
             interrupting,
         });
         let mut all = lock(&WAITERS);
@@ -116,9 +119,12 @@ impl Waiter {
         waiter
     }
 
-    /// Take the GIL on this thread (waiting for it, watched) and run `f`.
+    /// Take the GIL on this thread (waiting for it, watched, from when the
+    /// wait started) and run `f`.
     pub(super) fn attach<R>(&self, f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
-        self.since.store(now(), Ordering::SeqCst);
+        let _ = self
+            .since
+            .compare_exchange(0, now(), Ordering::SeqCst, Ordering::SeqCst);
         Python::attach(|py| {
             self.since.store(0, Ordering::SeqCst);
             f(py)
