@@ -239,6 +239,34 @@ pub async fn tool_result_image(engine: Engine) {
     );
 }
 
+/// `fx_end`'s result asks to end the run: the run ends before the next
+/// model request, so the model's follow-up is never asked for. A row whose
+/// tools cannot say it (the table gives why) proves the opposite: the same
+/// tool's result never ends the run.
+pub async fn terminate_ends_the_run(engine: Engine) {
+    let fx = Fixture::install(engine, "");
+    let out = fx
+        .run(
+            vec![
+                support::call("fx_end", json!({"text": "bye"})),
+                text("the follow-up"),
+            ],
+            "go",
+        )
+        .await;
+    let (tool, _, is_error) = out.only_result();
+    assert_eq!((tool.as_str(), is_error), ("fx_end", false));
+    if not_applicable(&fx.engine, "terminate", fx.engine.terminates) {
+        assert_eq!(out.requests.len(), 2, "the model is asked to follow up");
+        return;
+    }
+    assert_eq!(out.only_result().1, (fx.engine.echoed)("bye"));
+    assert_eq!(out.requests.len(), 1, "the follow-up is never requested");
+    // The next run is not ended by the last one's result.
+    let next = fx.run(vec![run_call("ls"), text("done")], "go").await;
+    assert_eq!((next.ran.len(), next.requests.len()), (1, 2));
+}
+
 /// An image of a refused type is not passed on: the tool fails, and the
 /// log names the plugin, the hook and `bad_reply`.
 pub async fn bad_image_is_refused(engine: Engine) {

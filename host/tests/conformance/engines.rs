@@ -4,14 +4,14 @@
 //! | Row | Fixture | `throw` is | Not applicable, or meant differently |
 //! | --- | --- | --- | --- |
 //! | dylib | fixture.rs as a cdylib | `crashed` (a panic) | `memory`, `file`: trusted code, not sandboxed. `spin` stops by itself after 2 s (native code cannot be interrupted) |
-//! | wasm | fixture.rs as a component | `crashed` (a trap) | — |
+//! | wasm | fixture.rs as a component | `crashed` (a trap) | no `terminate` (the WIT's tool output has no such field): `fx_end` does not end the run |
 //! | ts | fixture.ts | `guest` (a throw) | — |
 //! | node | fixture.ts with `engine = "node"` | `guest` (a throw) | — (`memory` is V8 aborting at `--max-old-space-size`; `file` is the permission model's refusal) |
 //! | python | fixture.py | `guest` (an exception) | `memory`, `file`: trusted code, not sandboxed |
 //! | pi | fixture_pi.ts | `guest` (a throw) | no run id in pi's `ctx` (`whoami` is not rewritten); an `input` handler cannot give a reason (the adapter's own text); no `on_stop` (a lazy answer is accepted); no `finish` (its last line is its last event) |
 //! | pi_node | fixture_pi.ts with `engine = "node"` | `guest` (a throw) | as pi |
-//! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images); no file API; `shape` is a decision the adapter rejects, so `guest` |
-//! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); no log API (no `flood`); trusted code, not sandboxed; its text is its reply's JSON |
+//! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images) and cannot end the run; no file API; `shape` is a decision the adapter rejects, so `guest` |
+//! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); a reply cannot end the run; no log API (no `flood`); trusted code, not sandboxed; its text is its reply's JSON |
 //!
 //! A new row is one function here plus one line in `main.rs`'s
 //! `conformance!` list, and a fixture. A row that needs something the
@@ -69,6 +69,10 @@ pub struct Engine {
     pub logs: Support,
     /// Whether its tools can return images.
     pub images: Support,
+    /// Whether a tool result can end the run (`terminate`). A row that
+    /// cannot still has `fx_end`, which asks it as far as its API lets it
+    /// say anything: the run must go on.
+    pub terminates: Support,
     /// The text of `fx_echo`'s result for `text`.
     pub echoed: fn(&str) -> String,
     /// Whether `whoami` is rewritten with the run id the fixture saw.
@@ -174,6 +178,7 @@ pub fn wasm() -> Engine {
         broken_entry: "fixture.wasm",
         broken_manifest: "",
         throw_kind: "crashed",
+        terminates: Support::No("a component's tool output (WIT `tool-output`) has no `terminate`"),
         ..ts()
     }
 }
@@ -202,6 +207,7 @@ pub fn ts() -> Engine {
         file_kind: "guest",
         logs: Support::Yes,
         images: Support::Yes,
+        terminates: Support::Yes,
         echoed: same_text,
         sees_run_id: Support::Yes,
         input_reason: FIXTURE_REJECT,
@@ -313,6 +319,7 @@ pub fn pi() -> Engine {
         file_kind: "guest",
         logs: Support::Yes,
         images: Support::Yes,
+        terminates: Support::Yes,
         echoed: same_text,
         sees_run_id: Support::No("pi's ctx carries no run id"),
         input_reason: "a pi extension handled this input itself (`handled`), so no run starts",
@@ -356,6 +363,9 @@ pub fn dsh() -> Engine {
         file_kind: "",
         logs: Support::Yes,
         images: Support::No("the adapter renders DSH's non-text parts as a text"),
+        terminates: Support::No(
+            "a DSH tool's output is a value and its rendering: nothing ends the run",
+        ),
         echoed: same_text,
         sees_run_id: Support::No("DSH's pre-execute cannot rewrite"),
         input_reason: "",
@@ -397,6 +407,9 @@ pub fn rutis() -> Engine {
         file_kind: "",
         logs: Support::No("a rutis-agent library has no log API"),
         images: Support::No("a rutis-agent tool replies with JSON text"),
+        terminates: Support::No(
+            "a rutis-agent tool's reply is JSON text: a `terminate` in it is only text",
+        ),
         echoed: rutis_text,
         sees_run_id: Support::No("a rutis-agent library has tools only"),
         input_reason: "",

@@ -28,6 +28,7 @@
 //! | `tools` / `call_tool` | `fx_echo {text}` | the text |
 //! | | `fx_image` | the text `fx image` and a 1×1 PNG |
 //! | | `fx_bad_image` | an `image/svg+xml` image, which the host must refuse |
+//! | | `fx_end {text}` | the text, asking to end the run (`terminate`) |
 //! | `after_tool` | output text containing `redact-me` | replaces the content with `[redacted by fx]` |
 //! | `before_model` | every request | the note `fx note` |
 //! | `on_input` | text containing `forbidden-input` | rejects: `fx rejects forbidden-input` |
@@ -38,7 +39,8 @@
 //! Logs go through each SDK's own log call, so the host attaches `run_id`.
 //! Where a row cannot take a case as written (trusted engines get no
 //! `memory` or `file`; pi has no `on_stop`; DSH cannot rewrite; a
-//! rutis-agent library has tools only), the table says so and the case
+//! rutis-agent library has tools only; Wasm, DSH and rutis-agent tools
+//! cannot end the run), the table says so and the case
 //! checks the documented outcome instead: a row without the hook a case is
 //! about must not claim it, and a row without `before_tool` gets the
 //! hostile inputs through its tool `fx_echo`.
@@ -93,6 +95,7 @@ conformance! {
         tool_result_text,
         tool_result_image,
         bad_image_is_refused,
+        terminate_ends_the_run,
         after_tool_edits,
         notes_reach_every_request,
         input_is_rejected,

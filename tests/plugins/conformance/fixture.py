@@ -43,6 +43,11 @@ def fx_image(call):
     )
 
 
+@plugin.tool(name="fx_end", description="End the run with the text", parameters=PARAMETERS)
+def fx_end(call):
+    return ToolResult(call["args"].get("text", ""), terminate=True)
+
+
 @plugin.tool(
     name="fx_bad_image",
     description="An image of a type the host refuses",

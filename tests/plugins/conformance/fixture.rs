@@ -56,6 +56,7 @@ impl Plugin for Fixture {
             tool("fx_echo", "Echo the text"),
             tool("fx_image", "A text and a 1x1 PNG"),
             tool("fx_bad_image", "An image of a type the host refuses"),
+            tool("fx_end", "End the run with the text"),
         ])
     }
 
@@ -73,6 +74,11 @@ impl Plugin for Fixture {
             "fx_bad_image" => Ok(ToolReply {
                 content: vec![image("image/svg+xml")],
                 ..ToolReply::default()
+            }),
+            // A Wasm component's result has no `terminate`: it is dropped.
+            "fx_end" => Ok(ToolReply {
+                terminate: true,
+                ..ToolReply::text(call.args["text"].as_str().unwrap_or(""))
             }),
             other => Err(format!("no tool named {other}")),
         }

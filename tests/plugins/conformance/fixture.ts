@@ -22,6 +22,12 @@ export default definePlugin({
       run: () => ({ content: [text("fx image"), image(PIXEL_PNG, "image/png")] }),
     },
     {
+      name: "fx_end",
+      description: "End the run with the text",
+      parameters: PARAMETERS,
+      run: (args: { text: string }) => ({ content: [text(args.text)], terminate: true }),
+    },
+    {
       name: "fx_bad_image",
       description: "An image of a type the host refuses",
       parameters: PARAMETERS,

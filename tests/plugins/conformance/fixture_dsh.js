@@ -57,4 +57,16 @@ export function apply(ctx) {
       execute: async (args) => args.text,
     }),
   );
+
+  // DSH's tool output has no way to end the run: a value that says so is
+  // only the result's details.
+  ctx.tools.register(
+    defineTool({
+      name: "fx_end",
+      description: "End the run with the text",
+      parameters: { text: { type: "string", required: true } },
+      output: { schema: { type: "object" }, render: (_args, value) => [{ type: "text", text: value.text }] },
+      execute: async (args) => ({ text: args.text, terminate: true }),
+    }),
+  );
 }

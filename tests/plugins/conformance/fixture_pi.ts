@@ -53,6 +53,15 @@ export default function (pi: ExtensionAPI) {
     },
   });
   pi.registerTool({
+    name: "fx_end",
+    label: "fx_end",
+    description: "End the run with the text",
+    parameters: PARAMETERS,
+    async execute(_id, params) {
+      return { content: [{ type: "text", text: params.text }], details: {}, terminate: true };
+    },
+  });
+  pi.registerTool({
     name: "fx_bad_image",
     label: "fx_bad_image",
     description: "An image of a type the host refuses",

@@ -1,15 +1,20 @@
 //! The conformance fixture as a rutis-agent hot-plug tool library, through
-//! the rutis-agent adapter. Such a library has tools only: one, `fx_echo`,
+//! the rutis-agent adapter. Such a library has tools only: `fx_echo`,
 //! whose `text` selects the protocol's hostile inputs (`hang`, `spin`,
 //! `shape`: bytes that are not UTF-8, and `oversize`); anything else is
-//! echoed as `{"text": ...}`. Native code cannot be interrupted: `spin`
+//! echoed as `{"text": ...}`. And `fx_end`, whose reply says `terminate`,
+//! which a rutis-agent reply cannot mean: it is only part of the JSON. Native code cannot be interrupted: `spin`
 //! stops by itself after two seconds and `hang` sleeps for an hour (its
 //! thread is abandoned).
 
 use std::ffi::{c_char, CStr, CString};
 use std::time::{Duration, Instant};
 
-const SCHEMA: &str = r#"{"name":"fx_echo","description":"Echo the text","parameters":{"type":"object","properties":{"text":{"type":"string"}}}}"#;
+/// The schemas of `fx_echo` (tool 0) and `fx_end` (tool 1).
+const SCHEMAS: [&str; 2] = [
+    r#"{"name":"fx_echo","description":"Echo the text","parameters":{"type":"object","properties":{"text":{"type":"string"}}}}"#,
+    r#"{"name":"fx_end","description":"End the run with the text","parameters":{"type":"object","properties":{"text":{"type":"string"}}}}"#,
+];
 
 /// A string the host frees with [`rutis_plugin_free`].
 fn give(text: String) -> *const c_char {
@@ -23,24 +28,29 @@ pub extern "C" fn rutis_plugin_name() -> *const c_char {
 
 #[no_mangle]
 pub extern "C" fn rutis_plugin_tool_count() -> u32 {
-    1
+    SCHEMAS.len() as u32
 }
 
 #[no_mangle]
-pub extern "C" fn rutis_plugin_tool_schema(_i: u32) -> *const c_char {
-    give(SCHEMA.into())
+pub extern "C" fn rutis_plugin_tool_schema(i: u32) -> *const c_char {
+    SCHEMAS
+        .get(i as usize)
+        .map_or(std::ptr::null(), |schema| give((*schema).into()))
 }
 
-/// Run `fx_echo` with `args`.
+/// Run tool `i` with `args`.
 ///
 /// # Safety
 /// `args` is a NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn rutis_plugin_tool_invoke(_i: u32, args: *const c_char) -> *const c_char {
+pub unsafe extern "C" fn rutis_plugin_tool_invoke(i: u32, args: *const c_char) -> *const c_char {
     // SAFETY: the host passes a NUL-terminated JSON string.
     let args = unsafe { CStr::from_ptr(args) }.to_string_lossy();
     let args: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
     let text = args["text"].as_str().unwrap_or_default();
+    if i == 1 {
+        return give(serde_json::json!({"ok": true, "text": text, "terminate": true}).to_string());
+    }
     match text {
         "hang" => {
             std::thread::sleep(Duration::from_secs(3600));
