@@ -94,6 +94,9 @@ pub struct Loaded {
     pub name: Option<String>,
     /// Things a person should know that do not stop it loading.
     pub warnings: Vec<String>,
+    /// Whether it has code that runs when it is unloaded (pi's
+    /// `session_shutdown`): the host calls that even when it has no hooks.
+    pub unloads: bool,
     /// The API it was written against, if the engine detected it.
     pub ecosystem: Option<Ecosystem>,
     /// Set when `engine = "auto"` sent it to another engine than its

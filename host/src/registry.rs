@@ -339,8 +339,10 @@ fn load_all(
 }
 
 /// Load a candidate through its adapter and name it. A name the plugin
-/// gives itself must be a valid name too; a plugin with no hooks loads with
-/// a warning, since the host will never call it.
+/// gives itself must be a valid name too; a plugin with no hooks and
+/// nothing to run when it is unloaded loads with a warning, since the host
+/// will never call it (code that runs only while it loads, pi's
+/// `session_start`, has run by then).
 fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
     let loaded = engines::load(adapters, candidate)?;
     let name = match (&candidate.named_by_manifest, loaded.name) {
@@ -355,7 +357,7 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
         _ => candidate.name.clone(),
     };
     let mut warnings = loaded.warnings;
-    if loaded.hooks.is_empty() {
+    if loaded.hooks.is_empty() && !loaded.unloads {
         let warning = "it implements no hooks and offers no tools, so the host will never call it";
         tracing::warn!(target: LOAD_LOG_TARGET, plugin = %name, "{warning}");
         warnings.push(warning.into());

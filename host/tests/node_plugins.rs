@@ -19,7 +19,8 @@
 //!   call in flight on it still answers, the next run gets a new process,
 //!   and the old one is gone once its calls are done;
 //! - dropping the host lets a pi extension's `session_shutdown` run on
-//!   Node before the process is killed;
+//!   Node before the process is killed, and an extension with only that
+//!   handler is not warned as never called;
 //! - `engine = "auto"` (the default): a plugin whose import graph needs a
 //!   Node built-in the flavor lacks, or an npm package with a native addon,
 //!   runs on Node, and `yohost check`'s report says why; `engine =
@@ -544,12 +545,6 @@ export default function (pi: ExtensionAPI) {{
     await new Promise((r) => setTimeout(r, 50));
     writeFileSync({:?}, "shut down");
   }});
-  pi.registerTool({{
-    name: "ping",
-    description: "answer",
-    parameters: {{ type: "object", properties: {{}} }},
-    async execute() {{ return {{ content: [{{ type: "text", text: "pong" }}] }}; }},
-  }});
 }}
 "#,
             out.path().join("bye.txt").display().to_string()
@@ -568,10 +563,12 @@ export default function (pi: ExtensionAPI) {{
         .open()
         .unwrap();
     let report = host.report().await;
-    assert_eq!(
-        reported(&report, "bye").status,
-        Status::Loaded,
-        "{report:?}"
+    let bye = reported(&report, "bye");
+    assert_eq!(bye.status, Status::Loaded, "{report:?}");
+    assert!(
+        bye.warnings.iter().all(|w| !w.contains("never call")),
+        "a handler the host calls at unload is not \"never called\": {:?}",
+        bye.warnings
     );
     drop(host);
     let marker = out.path().join("bye.txt");

@@ -223,12 +223,21 @@ fn examples_get_their_warnings() {
         warnings("pirate"),
         json!(["registers the command `/pirate`, which belongs to an app: the host ignores it"])
     );
+    let never_called =
+        json!("it implements no hooks and offers no tools, so the host will never call it");
     assert_eq!(
         warnings("model-status"),
         json!([
             "listens for `model_select`, which the host never emits: the handler never runs",
-            "it implements no hooks and offers no tools, so the host will never call it"
+            never_called
         ])
+    );
+    // Only `session_shutdown`: no hooks, but the host calls it when the
+    // extension is unloaded.
+    let at_exit = warnings("auto-commit-on-exit");
+    assert!(
+        !at_exit.as_array().unwrap().contains(&never_called),
+        "{at_exit}"
     );
 }
 

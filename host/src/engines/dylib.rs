@@ -93,6 +93,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         hooks,
         name: Some(name),
         warnings: Vec::new(),
+        unloads: false,
         ecosystem: None,
         routed: None,
     })

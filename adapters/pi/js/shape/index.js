@@ -1,6 +1,6 @@
 // The pi flavor's shape: runs a pi extension's factory `(pi) => void` (its
 // module's default export) against a `pi` object of the adapter's and turns
-// what it registered into yohost hooks. Returns `{hooks, warnings, unload}`;
+// what it registered into yohost hooks. Returns `{hooks, warnings, unload?}`;
 // throws to refuse the extension, naming what the host cannot honour.
 //
 // The host's services (the working directory, and `exec` when the manifest
@@ -28,6 +28,10 @@ export default async function piShape(namespace) {
   refuse();
   state.loaded = true;
   const hooks = buildHooks(state, makeCtx);
-  const unload = () => emit(state, "session_shutdown", { type: "session_shutdown", reason: "quit" }, makeCtx(null));
+  // Only an extension that handles `session_shutdown` has an `unload`: the
+  // host calls it then, even when it has no hooks and no tools.
+  const unload = state.handlers.has("session_shutdown")
+    ? () => emit(state, "session_shutdown", { type: "session_shutdown", reason: "quit" }, makeCtx(null))
+    : undefined;
   return { hooks, warnings: state.warnings, unload };
 }

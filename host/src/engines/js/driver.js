@@ -176,7 +176,8 @@
   return {
     // Turn the entry module's namespace into hooks with the flavor's
     // `shape` (which may be async), given the flavor's settings; resolves to
-    // `{name, hooks, warnings}` as JSON.
+    // `{name, hooks, warnings, unloads}` as JSON (`unloads`: the shape gave
+    // an `unload`).
     async install(shape, namespace, settingsJson, envJson, dir) {
       env = Object.freeze(JSON.parse(envJson));
       pluginDir = dir;
@@ -185,7 +186,8 @@
       if (typeof shaped.unload === "function") unload = shaped.unload;
       const name = typeof shaped.name === "string" ? shaped.name : null;
       const warnings = Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [];
-      return JSON.stringify({ name, hooks: Object.keys(hooks), warnings });
+      const unloads = typeof shaped.unload === "function";
+      return JSON.stringify({ name, hooks: Object.keys(hooks), warnings, unloads });
     },
     // The plugin is being dropped: run the shape's `unload`, if it gave one.
     unload() {

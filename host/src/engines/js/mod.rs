@@ -248,6 +248,7 @@ pub fn load_with(
         hooks,
         name: started.name,
         warnings,
+        unloads: started.unloads,
         ecosystem: None,
         routed: None,
     })

@@ -150,6 +150,9 @@ pub struct Started {
     /// What the flavor's shape reported without refusing the plugin.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Whether the shape gave an `unload`, which runs when it is dropped.
+    #[serde(default)]
+    pub unloads: bool,
 }
 
 struct Request {

@@ -311,6 +311,7 @@ async function load(init) {
       name: typeof shaped.name === "string" ? shaped.name : null,
       hooks: Object.keys(hooks),
       warnings: Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [],
+      unloads: typeof shaped.unload === "function",
     });
   } catch (e) {
     message({ t: "refused", message: describe(e) });

@@ -196,6 +196,7 @@ pub fn load_with(
         hooks,
         name: ready.name,
         warnings,
+        unloads: ready.unloads,
         ecosystem: None,
         routed: None,
     })

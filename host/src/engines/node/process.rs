@@ -81,6 +81,8 @@ pub struct Ready {
     pub hooks: Vec<String>,
     /// What its shape reported without refusing it.
     pub warnings: Vec<String>,
+    /// Whether its shape gave an `unload`, which runs when it is dropped.
+    pub unloads: bool,
 }
 
 /// Why a process could not be started and loaded.
@@ -501,10 +503,12 @@ impl Shared {
                 name,
                 hooks,
                 warnings,
+                unloads,
             } => self.loaded(Ok(Ready {
                 name,
                 hooks,
                 warnings,
+                unloads,
             })),
             FromNode::Refused { message } => self.loaded(Err(StartError::Refused(message))),
             FromNode::Done { id, reply } => {

@@ -119,6 +119,8 @@ pub enum FromNode {
         hooks: Vec<String>,
         /// What its shape reported without refusing it.
         warnings: Vec<String>,
+        /// Whether its shape gave an `unload`, which runs when it is dropped.
+        unloads: bool,
     },
     /// The plugin could not load.
     Refused {
@@ -182,6 +184,7 @@ struct Fields {
     name: Option<String>,
     hooks: Option<Vec<String>>,
     warnings: Option<Vec<String>>,
+    unloads: Option<bool>,
     message: Option<String>,
     #[serde(default, deserialize_with = "raw")]
     reply: Option<Box<RawValue>>,
@@ -212,6 +215,7 @@ impl FromNode {
                 name: f.name.clone(),
                 hooks: f.hooks.clone().ok_or_else(|| missing("hooks"))?,
                 warnings: f.warnings.clone().unwrap_or_default(),
+                unloads: f.unloads.unwrap_or(false),
             },
             "refused" => FromNode::Refused {
                 message: message()?,

@@ -93,6 +93,7 @@ pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Load
         hooks,
         name: Some(own_name),
         warnings,
+        unloads: false,
         ecosystem: None,
         routed: None,
     })
