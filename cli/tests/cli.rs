@@ -10,7 +10,11 @@
 //!   malformed one as refused with the reason;
 //! - `check` lists a DSH tool plugin with its tools, one that needs
 //!   services the adapter lacks as refused naming them, and a pi extension
-//!   with its tools.
+//!   with its tools;
+//! - `check` performs no write and no process but reports them, judged
+//!   against the grants: a write outside `capabilities.write`, or a process
+//!   without `capabilities.exec`, is reported as denied and fails as it
+//!   would in a run.
 //!
 //! The plugins are the example cdylibs of the `yohost-cli` and
 //! `yohost-adapter-rutis-agent` packages, which `cargo test --workspace`
@@ -486,4 +490,98 @@ fn check_runs_no_process_and_writes_no_file_but_reports_both() {
     for file in ["written.txt", "touched.txt", "at-exit.txt"] {
         assert!(out.path().join(file).exists(), "{file}");
     }
+}
+
+/// A pi extension that, when its session starts, writes inside its grant
+/// and outside it, and runs `touch` without the `exec` grant; the last two
+/// must fail as they would in a run.
+const WRITES_AND_RUNS: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { writeFileSync } from "node:fs";
+export default function (pi: ExtensionAPI) {
+  pi.on("session_start", async () => {
+    writeFileSync("@IN@/granted.txt", "ok");
+    try {
+      writeFileSync("@OUT@/denied.txt", "no");
+      throw new Error("a write outside the grants went through");
+    } catch (e) {
+      if (e.code !== "EACCES") throw e;
+    }
+    let ran = false;
+    try {
+      await pi.exec("touch", ["@IN@/touched.txt"]);
+      ran = true;
+    } catch {}
+    if (ran) throw new Error("a process ran without the exec grant");
+  });
+  pi.registerTool({
+    name: "noop",
+    description: "does nothing",
+    parameters: { type: "object", properties: {} },
+    async execute() { return { content: [{ type: "text", text: "ok" }] }; },
+  });
+}"#;
+
+#[test]
+fn check_reports_writes_and_processes_the_grants_would_deny_as_denied() {
+    let plugins = plugin_dir();
+    let granted = plugin_dir();
+    let outside = plugin_dir();
+    let (inside, out) = (
+        granted.path().to_str().unwrap(),
+        outside.path().to_str().unwrap(),
+    );
+    write(
+        plugins.path(),
+        "acts/index.ts",
+        &WRITES_AND_RUNS
+            .replace("@IN@", inside)
+            .replace("@OUT@", out),
+    );
+    write(
+        plugins.path(),
+        "acts/plugin.toml",
+        &format!("[capabilities]\nwrite = [{inside:?}]\n"),
+    );
+    let (code, stdout, stderr) = yohost(
+        &["check", "--json", plugins.path().to_str().unwrap()],
+        granted.path(),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    for dir in [granted.path(), outside.path()] {
+        assert_eq!(std::fs::read_dir(dir).unwrap().count(), 0, "nothing done");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let acts = &doc["plugins"][0];
+    assert_eq!(acts["status"], "loaded", "{acts}");
+    let warnings: Vec<&str> = acts["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    let says = |what: &str| warnings.iter().any(|w| w.contains(what));
+    assert!(
+        says(&format!(
+            "node:fs would write 2 bytes to {inside}/granted.txt"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        says(&format!(
+            "node:fs would be denied: writing {out}/denied.txt is not granted"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        !says(&format!("would write 2 bytes to {out}/denied.txt")),
+        "{warnings:?}"
+    );
+    assert!(
+        says(&format!("`touch {inside}/touched.txt` would be denied")),
+        "{warnings:?}"
+    );
+    assert!(
+        !says(&format!("would run `touch {inside}/touched.txt`")),
+        "{warnings:?}"
+    );
 }

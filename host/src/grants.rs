@@ -550,6 +550,13 @@ impl Grants {
         dir.list(&relative, &shown)
     }
 
+    /// Whether `path` (absolute) lies inside a grant for `access`, judged
+    /// as an access would be but without touching the file: `NotGranted`
+    /// when it does not (a check reports such a write as denied).
+    pub fn permits(&self, path: &Path, access: Access) -> Result<(), FileError> {
+        self.locate(path, access).map(|_| ())
+    }
+
     /// Whether `path` (absolute) exists inside a readable grant; false for
     /// anything missing or not granted.
     pub fn exists(&self, path: &Path) -> bool {

@@ -42,7 +42,10 @@ impl PluginHostBuilder {
     /// (yohost's own TypeScript and pi extensions), the processes and file
     /// writes a plugin asks for while it loads, unloads or runs a hook are
     /// not performed but reported as its warnings (processes answer exit
-    /// code 0 with no output; writes succeed). Python's import and the
+    /// code 0 with no output; writes succeed). Each is judged against the
+    /// manifest as a run would: a write outside `capabilities.write`, or a
+    /// process without `capabilities.exec`, is reported as denied and fails
+    /// as it would in a run. Python's import and the
     /// Node engine run the plugin's code with the access their sandbox
     /// gives, so a check there runs it for real.
     pub fn dry_run(mut self, on: bool) -> Self {

@@ -824,7 +824,8 @@ fn install_services<'js>(
                   env: Option<String>| {
                 let options = ExecOptions { dir, timeout, env };
                 let started = match &dry_run {
-                    Some(dry_run) => pretend_exec(&shared, dry_run, command, &args),
+                    Some(dry_run) if granted => pretend_exec(&shared, dry_run, command, &args),
+                    Some(dry_run) => Err(deny_exec(dry_run, command, &args)),
                     None => start_exec(&shared, &cwd, command, &args, options),
                 };
                 let reply = match started {
@@ -883,6 +884,30 @@ fn install_services<'js>(
     ctx.globals().set(key, object)
 }
 
+/// The command line of a process the plugin asks for, as a check shows it.
+fn command_line(command: String, args: &str) -> Result<String, String> {
+    let args: Vec<String> = serde_json::from_str(args)
+        .map_err(|e| format!("exec: the arguments must be strings: {e}"))?;
+    Ok(std::iter::once(command)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// A process the plugin asks for in a check without `capabilities.exec`:
+/// noted in `dry_run` as denied; the call fails, as it would in a run.
+fn deny_exec(dry_run: &services::DryRun, command: String, args: &str) -> String {
+    let shown = match command_line(command, args) {
+        Ok(shown) => shown,
+        Err(why) => return why,
+    };
+    let why = format!(
+        "exec: `{shown}` would be denied: the plugin's plugin.toml does not grant `capabilities.exec = true`"
+    );
+    dry_run.note(why.clone());
+    why
+}
+
 /// A process the plugin asks for in a check: noted in `dry_run`, not
 /// started; it "ends" at once with code 0 and no output.
 fn pretend_exec(
@@ -891,12 +916,7 @@ fn pretend_exec(
     command: String,
     args: &str,
 ) -> Result<u64, String> {
-    let args: Vec<String> = serde_json::from_str(args)
-        .map_err(|e| format!("exec: the arguments must be strings: {e}"))?;
-    let shown = std::iter::once(command)
-        .chain(args)
-        .collect::<Vec<_>>()
-        .join(" ");
+    let shown = command_line(command, args)?;
     dry_run.note(format!("would run `{shown}`"));
     let id = shared.next_exec.get() + 1;
     shared.next_exec.set(id);
@@ -1014,8 +1034,8 @@ const ABORT_TIMEOUT: Duration = Duration::from_millis(100);
 /// for a few short processes (pi's auto-commit runs three `git` commands).
 const UNLOAD_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long, past [`UNLOAD_TIMEOUT`], dropping the last [`Instance`] waits
-/// for the engine thread to free the plugin and end.
+/// How long, past [`UNLOAD_TIMEOUT`], dropping the host waits for the
+/// engine thread to free the plugin and end.
 const UNLOAD_GRACE: Duration = Duration::from_secs(1);
 
 /// The plugin is being dropped: run its shape's `unload` and the jobs it

@@ -42,7 +42,7 @@ pub struct Services {
     /// `fetch`).
     pub network: Network,
     /// Set when the plugin loads for a check: processes are reported here,
-    /// not started.
+    /// not started; without `exec`, as denied.
     pub dry_run: Option<DryRun>,
 }
 
@@ -107,7 +107,8 @@ impl FileAccess {
     }
 
     /// The same access for a check: writes are noted in `dry_run`, not
-    /// performed.
+    /// performed; one outside the write grants is noted as denied and
+    /// fails as it would.
     pub fn dry_run(self, dry_run: DryRun) -> Self {
         Self {
             dry_run: Some(dry_run),
@@ -172,6 +173,12 @@ impl FileAccess {
                 }
                 _ => format!("{op} {} bytes to", data.as_deref().map_or(0, str::len)),
             };
+            // Judged against the grants as the real write would be: one
+            // outside them is reported as denied, and fails as it would.
+            if let Err(denied) = grants.permits(&target, Access::Write) {
+                dry_run.note(format!("{} would be denied: {denied}", self.module));
+                return Err(Refusal::File(denied));
+            }
             dry_run.note(format!("{} would {what} {}", self.module, target.display()));
             return Ok(Value::Null);
         }
