@@ -15,9 +15,26 @@ use std::sync::Arc;
 /// A plugin directory, loaded and kept live: a file added, changed or
 /// removed takes effect at the next run, while a running run keeps the
 /// plugins it started with.
+///
+/// Dropping it waits for the unloads under way in the process (pi's
+/// `session_shutdown`, at most about 6 s each), its own plugins' included
+/// when nothing else holds them: a plugin dropped elsewhere (a run ending,
+/// a changed plugin replaced) unloads on its own thread and never blocks
+/// the thread that dropped it.
 pub struct PluginHost {
     registry: Arc<Registry>,
     _watcher: Option<notify::RecommendedWatcher>,
+    /// Last, so that it waits after the plugins above were released.
+    _unloads: WaitForUnloads,
+}
+
+/// Waits, when dropped, for the unloads under way.
+struct WaitForUnloads;
+
+impl Drop for WaitForUnloads {
+    fn drop(&mut self) {
+        crate::unloads::wait_for_unloads();
+    }
 }
 
 /// Sets up a [`PluginHost`]: which adapters load the directory's plugins.
@@ -106,6 +123,7 @@ impl PluginHost {
         Ok(Self {
             registry,
             _watcher: watcher,
+            _unloads: WaitForUnloads,
         })
     }
 
@@ -114,6 +132,7 @@ impl PluginHost {
         Self {
             registry: Registry::fixed(plugins),
             _watcher: None,
+            _unloads: WaitForUnloads,
         }
     }
 

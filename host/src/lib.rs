@@ -117,6 +117,7 @@ pub mod source;
 pub mod stats;
 mod terminate;
 pub(crate) mod tool;
+mod unloads;
 pub mod worker;
 
 pub use adapter::{Adapter, Adapters};

@@ -4,13 +4,20 @@
 //!   the plugins it started with;
 //! - a plugin whose manifest breaks is refused at the next run, and (as it
 //!   may be a required policy's) every run fails, naming the plugin and the
-//!   file, until the manifest is fixed.
+//!   file, until the manifest is fixed;
+//! - a pi extension replaced while a run holds it unloads (its slow
+//!   `session_shutdown`) off the thread that releases it: another run on
+//!   the same thread is not held up, and dropping the host waits for the
+//!   unload to finish.
 
 mod support;
 
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use support::*;
+use tokio::sync::Notify;
 use yoagent::{AgentTool, Content, ToolContext, ToolError, ToolResult};
 use yohost::PluginHost;
 
@@ -124,4 +131,154 @@ async fn a_manifest_broken_while_live_fails_every_run_until_it_is_fixed() {
     write(dir.path(), "tagger/plugin.toml", &fixed);
     host.reload();
     assert_eq!(echo_once(&host).await, "hi +tag", "fixed, it works again");
+}
+
+/// A pi extension with a tool `ping` (answering `pong v<version>`) whose
+/// `session_shutdown` runs a 3 s process, then writes `bye-v<version>` in
+/// `out`.
+fn slow_goodbye(out: &Path, version: u32) -> String {
+    let marker = out.join(format!("bye-v{version}")).display().to_string();
+    format!(
+        r#"import type {{ ExtensionAPI }} from "@earendil-works/pi-coding-agent";
+import {{ writeFileSync }} from "node:fs";
+export default function (pi: ExtensionAPI) {{
+  pi.on("session_shutdown", async () => {{
+    await pi.exec("sleep", ["3"]);
+    writeFileSync({marker:?}, "bye");
+  }});
+  pi.registerTool({{
+    name: "ping",
+    label: "ping",
+    description: "answer",
+    parameters: {{ type: "object", properties: {{}} }},
+    async execute() {{
+      return {{ content: [{{ type: "text", text: "pong v{version}" }}], details: {{}} }};
+    }},
+  }});
+}}
+"#
+    )
+}
+
+/// A tool that notes when it ran and signals `done`, then waits for
+/// `wait`, if any.
+struct Step {
+    name: &'static str,
+    done: Arc<Notify>,
+    wait: Option<Arc<Notify>>,
+    at: Arc<Mutex<Option<Instant>>>,
+}
+
+#[async_trait::async_trait]
+impl AgentTool for Step {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn label(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "A step of the test"
+    }
+    fn parameters_schema(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    async fn execute(&self, _: serde_json::Value, _: ToolContext) -> Result<ToolResult, ToolError> {
+        *self.at.lock().unwrap() = Some(Instant::now());
+        self.done.notify_one();
+        if let Some(wait) = &self.wait {
+            wait.notified().await;
+        }
+        Ok(ToolResult {
+            content: vec![Content::Text {
+                text: self.name.into(),
+            }],
+            details: json!(null),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_replaced_plugin_unloads_off_the_thread_and_dropping_the_host_waits_for_it() {
+    let dir = plugin_dir();
+    let out = plugin_dir();
+    write(dir.path(), "bye/index.ts", &slow_goodbye(out.path(), 1));
+    write(
+        dir.path(),
+        "bye/plugin.toml",
+        &format!(
+            "[capabilities]\nexec = true\nwrite = [{:?}]\n",
+            out.path().display().to_string()
+        ),
+    );
+    let host = PluginHost::builder(dir.path())
+        .adapter(yohost_adapter_pi::adapter())
+        .open()
+        .unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (paused, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let a_ended = Arc::new(Notify::new());
+    let released_at = Arc::new(Mutex::new(None));
+
+    // Run A holds version 1 until run B releases it; both run on this
+    // test's one thread.
+    let (agent, _) = scripted(vec![call("pause", json!({})), text("done")]);
+    let mut a = agent
+        .with_tools(vec![Box::new(Step {
+            name: "pause",
+            done: Arc::clone(&paused),
+            wait: Some(Arc::clone(&release)),
+            at: Arc::default(),
+        })])
+        .with_extension(host.extension());
+    let (agent, _) = scripted(vec![
+        call("release", json!({})),
+        call("after_a", json!({})),
+        call("ping", json!({})),
+        text("done"),
+    ]);
+    let mut b = agent
+        .with_tools(vec![
+            Box::new(Step {
+                name: "release",
+                done: Arc::clone(&release),
+                wait: None,
+                at: Arc::clone(&released_at),
+            }),
+            Box::new(Step {
+                name: "after_a",
+                done: Arc::new(Notify::new()),
+                wait: Some(Arc::clone(&a_ended)),
+                at: Arc::default(),
+            }),
+        ])
+        .with_extension(host.extension());
+    let run_a = async {
+        run(&mut a, "a").await;
+        a_ended.notify_one();
+    };
+    let run_b = async {
+        paused.notified().await;
+        write(dir.path(), "bye/index.ts", &slow_goodbye(out.path(), 2));
+        host.reload();
+        // B loads version 2, then releases A and waits for it to end:
+        // A drops the last hold on version 1, whose unload takes 3 s.
+        let results = tool_results(&run(&mut b, "b").await);
+        let since = released_at.lock().unwrap().expect("released").elapsed();
+        (results, since)
+    };
+    let ((), (results, since)) = tokio::join!(run_a, run_b);
+    assert_eq!(results[2], ("ping".into(), "pong v2".into(), false));
+    assert!(
+        since < Duration::from_secs(2),
+        "A's end and B's next call were held up by the unload: {since:?}"
+    );
+    let marker = out.path().join("bye-v1");
+    assert!(!marker.exists(), "the unload is still under way");
+    drop((a, b));
+    drop(host);
+    assert!(
+        marker.exists(),
+        "dropping the host waited for version 1's session_shutdown"
+    );
 }

@@ -41,6 +41,7 @@ use crate::error::CallError;
 use crate::logging::{plugin_log, LogLevel};
 use crate::manifest::Network;
 use crate::plugin::CallLimits;
+use crate::unloads::{self, Unload};
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
@@ -51,7 +52,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -110,21 +111,24 @@ pub struct Instance {
 }
 
 /// Tells the engine thread, when the last [`Instance`] is dropped, to
-/// unload the plugin and end, and waits for it to end: the plugin's
-/// `unload` (pi's `session_shutdown`, with the processes it awaits) runs to
-/// completion before the drop returns, within [`UNLOAD_TIMEOUT`] and
-/// [`UNLOAD_GRACE`], even when the program exits right after.
+/// unload the plugin and end, without waiting for it (the drop may be on a
+/// tokio worker): the plugin's `unload` (pi's `session_shutdown`, with the
+/// processes it awaits) runs on the engine thread, noted in
+/// [`crate::unloads`] so that dropping the host waits for it, within
+/// [`UNLOAD_TIMEOUT`] and [`UNLOAD_GRACE`].
 struct Alive {
     requests: mpsc::Sender<Message>,
-    /// Disconnected when the engine thread ends.
-    ended: Mutex<mpsc::Receiver<()>>,
+    /// Over when the engine thread ends.
+    unload: Arc<Unload>,
 }
 
 impl Drop for Alive {
     fn drop(&mut self) {
         let _ = self.requests.send(Message::Closed);
-        let ended = self.ended.get_mut().unwrap_or_else(|e| e.into_inner());
-        let _ = ended.recv_timeout(UNLOAD_TIMEOUT + UNLOAD_GRACE);
+        unloads::started(
+            Arc::clone(&self.unload),
+            Instant::now() + UNLOAD_TIMEOUT + UNLOAD_GRACE,
+        );
     }
 }
 
@@ -209,13 +213,12 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
     let (ready, loaded) = mpsc::sync_channel(1);
     let wake = requests.clone();
     let dispatch = tracing::dispatcher::get_default(|d| d.clone());
-    let (ending, ended) = mpsc::sync_channel::<()>(0);
+    let (unload, ending) = Unload::start();
     std::thread::Builder::new()
         .name(format!("yohost-js:{}", program.default_name))
         .stack_size(THREAD_STACK_BYTES)
         .spawn(move || {
-            // Dropped when the thread ends, which is what the last
-            // `Instance` waits for.
+            // Dropped when the thread ends: the unload is over.
             let _ending = ending;
             tracing::dispatcher::with_default(&dispatch, || serve(program, inbox, wake, ready))
         })
@@ -225,7 +228,7 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
         .map_err(|_| "the engine thread stopped while loading".to_string())??;
     let alive = Arc::new(Alive {
         requests: requests.clone(),
-        ended: Mutex::new(ended),
+        unload,
     });
     Ok((
         Instance {
@@ -811,7 +814,10 @@ fn install_services<'js>(
             },
         )?,
     )?;
-    if services.exec {
+    // In a check, `exec` is there even when not granted, to report what
+    // would be denied.
+    if services.exec || services.dry_run.is_some() {
+        let granted = services.exec;
         let cwd = services.cwd.clone();
         let dry_run = services.dry_run.clone();
         let shared = Rc::clone(shared);
