@@ -56,6 +56,8 @@ pub const BUILTINS: &[Builtin] = &[
     module!("@mariozechner/pi-tui", "pi-tui.js"),
     module!("typebox", "typebox.js"),
     module!("@sinclair/typebox", "typebox.js"),
+    module!("typebox/value", "typebox-value.js"),
+    module!("@sinclair/typebox/value", "typebox-value.js"),
     module!("node:path", "path.js"),
     module!("path", "path.js"),
     module!("node:url", "url.js"),

@@ -122,8 +122,9 @@ export function createExtension(host) {
     getSessionName: () => undefined,
     setLabel: unavailable("pi.setLabel", noSession),
     getCommands: () => [],
-    // The host does not show its tool set: a plugin sees none.
-    getActiveTools: () => [],
+    // The host does not show its tool set: a plugin sees only its own
+    // tools, which the host offers on every run (active).
+    getActiveTools: () => [...state.tools.keys()],
     getAllTools: () => [],
     setActiveTools: unavailable("pi.setActiveTools", "the host decides which tools a run has"),
     setModel: unavailable("pi.setModel", "the host decides the model"),

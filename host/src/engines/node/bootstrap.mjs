@@ -16,11 +16,25 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { execFile } from "node:child_process";
 import fs from "node:fs";
-import { isBuiltin } from "node:module";
+import { isBuiltin, syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { Buffer } from "node:buffer";
+
+// Node's contract for `fs.existsSync` is an answer, never a throw, but on
+// Node 20 the permission model makes it throw `ERR_ACCESS_DENIED` for a path
+// outside the grants; it answers `false` there, as on the embedded engine.
+const existsSync = fs.existsSync;
+fs.existsSync = function existsSyncWithinGrants(path) {
+  try {
+    return existsSync(path);
+  } catch (e) {
+    if (e?.code === "ERR_ACCESS_DENIED") return false;
+    throw e;
+  }
+};
+syncBuiltinESMExports();
 
 const send = process.stdout.write.bind(process.stdout);
 const calls = new AsyncLocalStorage();
@@ -271,20 +285,24 @@ const signals = new Map();
 
 // Run the flavor's prelude (it fills the flavor's settings and installs the
 // globals the embedded engine lacks), then put back every global Node had:
-// Node's own `process`, `Buffer` and `URL` win over emulations.
+// Node's own `process`, `Buffer` and `URL` win over emulations. Some of
+// Node's globals (`process`, `Buffer`) are accessors whose setter keeps the
+// value it is given, so their values are put back through the setter too.
 async function prelude(specifier, settings, env) {
   if (specifier === null || specifier === undefined) return;
-  const before = Object.getOwnPropertyNames(globalThis).map((name) => [
-    name,
-    Object.getOwnPropertyDescriptor(globalThis, name),
-  ]);
+  const before = Object.getOwnPropertyNames(globalThis).map((name) => {
+    const descriptor = Object.getOwnPropertyDescriptor(globalThis, name);
+    const accessor = descriptor.get !== undefined && descriptor.set !== undefined;
+    return [name, descriptor, accessor ? { value: globalThis[name] } : null];
+  });
   const module = await ready(flavorModule(specifier));
   try {
     module.namespace.default(JSON.stringify(settings), JSON.stringify(env));
   } finally {
-    for (const [name, descriptor] of before) {
+    for (const [name, descriptor, kept] of before) {
       try {
         Object.defineProperty(globalThis, name, descriptor);
+        if (kept !== null) globalThis[name] = kept.value;
       } catch (_) {
         // A property that cannot be redefined was not changed either.
       }
