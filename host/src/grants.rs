@@ -557,6 +557,24 @@ impl Grants {
         self.locate(path, access).map(|_| ())
     }
 
+    /// Where `path` (absolute) is on disk, symlinks resolved, if it exists
+    /// inside a grant for `access`: what a watch on the path observes. A
+    /// path whose resolution leaves its grant is refused (`EACCES`), as
+    /// [`Grants::stat`] refuses it.
+    pub fn real_path(&self, path: &Path, access: Access) -> Result<PathBuf, FileError> {
+        let (dir, relative, shown) = self.locate(path, access)?;
+        dir.stat(&relative, &shown)?;
+        let io_err = |source| FileError::Io {
+            path: shown.clone(),
+            source,
+        };
+        let real = dir.real().join(&relative).canonicalize().map_err(io_err)?;
+        if !real.starts_with(dir.real()) {
+            return Err(io_err(io::Error::from(io::ErrorKind::PermissionDenied)));
+        }
+        Ok(real)
+    }
+
     /// Whether `path` (absolute) exists inside a readable grant; false for
     /// anything missing or not granted.
     pub fn exists(&self, path: &Path) -> bool {
@@ -749,6 +767,30 @@ mod tests {
         let read = grants.read_text(&base.join("out/file"), 100);
         assert_eq!(read.unwrap_err().code(), "EACCES");
         assert!(!grants.exists(&base.join("out/folder/secret")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_real_path_stays_inside_its_grant() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("data/sub")).unwrap();
+        std::fs::create_dir(base.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(base.join("data/sub"), base.join("data/inner")).unwrap();
+        std::os::unix::fs::symlink(base.join("elsewhere"), base.join("data/out")).unwrap();
+        let grants = Grants::open(&base, &caps(&["data"], &[])).unwrap();
+        let real = grants.real_path(&base.join("data/inner"), Access::Read);
+        assert_eq!(real.unwrap(), base.join("data/sub"));
+        for (path, code) in [
+            ("data/out", "EACCES"),
+            ("elsewhere", "EACCES"),
+            ("data/no", "ENOENT"),
+        ] {
+            let refused = grants
+                .real_path(&base.join(path), Access::Read)
+                .unwrap_err();
+            assert_eq!(refused.code(), code, "{path}");
+        }
     }
 
     #[cfg(unix)]

@@ -20,7 +20,9 @@ const ERRORS = {
   ENOTDIR: [-20, "not a directory"],
   EISDIR: [-21, "illegal operation on a directory"],
   EINVAL: [-22, "invalid argument"],
+  EMFILE: [-24, "too many open files"],
   EFBIG: [-27, "file too large"],
+  ENOSPC: [-28, "no space left on device"],
   ENOSYS: [-38, "function not implemented"],
   ENOTEMPTY: [-39, "directory not empty"],
 };
@@ -221,25 +223,144 @@ export function mkdtempSync(prefix) {
   }
 }
 
+/** The watchers alive, by the host's id of their watch. */
+const watchers = new Map();
+
+/** The host hands the events of the plugin's watches here (JSON). */
+function deliverWatched(json) {
+  for (const { watch: id, change, filename } of JSON.parse(json)) {
+    const watcher = watchers.get(id);
+    if (!watcher) continue;
+    try {
+      watcher.emit("change", change, watcher.encoding === "buffer" ? Buffer.from(filename) : filename);
+    } catch (error) {
+      console.error(`an fs.watch listener threw: ${error?.stack ?? error}`);
+    }
+  }
+}
+
+/** Node's `fs.FSWatcher`: `change` events `(eventType, filename)`, `close()`. */
+export class FSWatcher extends EventEmitter {
+  #id;
+  constructor(id, encoding) {
+    super();
+    this.#id = id;
+    this.encoding = encoding;
+    watchers.set(id, this);
+  }
+  close() {
+    if (this.#id === null) return;
+    globalThis[Symbol.for("yohost.host")].unwatch(this.#id);
+    watchers.delete(this.#id);
+    this.#id = null;
+    Promise.resolve().then(() => this.emit("close"));
+  }
+  ref() {
+    return this;
+  }
+  unref() {
+    return this;
+  }
+}
+
 /**
- * `fs.watch`: the path must exist within a read grant (Node's errors
- * otherwise), and the watcher never fires: the host does not watch files
- * for plugins. `yohost check` reports the call.
+ * `fs.watch`: a file or folder that exists within the grants (Node's
+ * errors otherwise; `recursive` for a folder's tree). Its events reach the
+ * listener while one of the plugin's hooks runs, or at the start of the
+ * next (the host's rule: see the adapter's README).
  */
 export function watch(path, options, listener) {
-  call("stat", "watch", path);
-  globalThis[Symbol.for("yohost.pi.notice")]?.(`watches ${String(path)} with \`fs.watch\`, which never fires in the host`);
-  const watcher = new EventEmitter();
-  if (typeof (listener ?? options) === "function") watcher.on("change", listener ?? options);
-  watcher.close = () => void watcher.emit("close");
-  watcher.ref = () => watcher;
-  watcher.unref = () => watcher;
+  if (typeof options === "function") [listener, options] = [options, undefined];
+  if (typeof options === "string") options = { encoding: options };
+  const id = call("watch", "watch", path, options?.recursive ? "recursive" : null);
+  const host = globalThis[Symbol.for("yohost.host")];
+  if (host.watched !== deliverWatched) host.watched = deliverWatched;
+  const watcher = new FSWatcher(id, options?.encoding ?? "utf8");
+  if (typeof listener === "function") watcher.on("change", listener);
+  const signal = options?.signal;
+  if (signal?.aborted) watcher.close();
+  else signal?.addEventListener?.("abort", () => watcher.close(), { once: true });
   return watcher;
 }
 
-/** `fs.watchFile`: the same inert watcher. */
-export const watchFile = (path, options, listener) => watch(path, options, listener);
-export const unwatchFile = () => undefined;
+/** The stat watchers of `fs.watchFile`, by path. */
+const statWatchers = new Map();
+
+const statsOrZero = (path) => {
+  try {
+    return statSync(path);
+  } catch {
+    return stats({ size: 0, mtimeMs: 0, isFile: false, isDirectory: false });
+  }
+};
+
+/**
+ * `fs.watchFile`: `listener(current, previous)` with the file's stats when
+ * its size or modification time changes, driven by a watch on the file
+ * (not by polling), so the file must exist within the grants.
+ */
+export function watchFile(path, options, listener) {
+  if (typeof options === "function") listener = options;
+  const key = String(path);
+  let entry = statWatchers.get(key);
+  if (!entry) {
+    const watcher = watch(path);
+    entry = { watcher, emitter: new EventEmitter(), previous: statsOrZero(path) };
+    watcher.on("change", () => {
+      const current = statsOrZero(path);
+      const previous = entry.previous;
+      if (current.mtimeMs === previous.mtimeMs && current.size === previous.size) return;
+      entry.previous = current;
+      entry.emitter.emit("change", current, previous);
+    });
+    statWatchers.set(key, entry);
+  }
+  if (typeof listener === "function") entry.emitter.on("change", listener);
+  return entry.emitter;
+}
+
+/** `fs.unwatchFile`: one listener, or all; the watch ends with the last. */
+export function unwatchFile(path, listener) {
+  const key = String(path);
+  const entry = statWatchers.get(key);
+  if (!entry) return;
+  if (typeof listener === "function") entry.emitter.off("change", listener);
+  else entry.emitter.removeAllListeners("change");
+  if (entry.emitter.listenerCount("change") === 0) {
+    entry.watcher.close();
+    statWatchers.delete(key);
+  }
+}
+
+/**
+ * `fs.promises.watch`: an async iterator of `{eventType, filename}`; it
+ * ends when `signal` aborts (with Node's `AbortError`) or the loop stops.
+ */
+async function* watchEvents(path, options) {
+  const waiting = [];
+  let wake = () => {};
+  const watcher = watch(path, { ...options, signal: undefined }, (eventType, filename) => {
+    waiting.push({ eventType, filename });
+    wake();
+  });
+  const signal = options?.signal;
+  const aborted = () => Object.assign(new Error("The operation was aborted"), { name: "AbortError", code: "ABORT_ERR", cause: signal.reason });
+  const onAbort = () => wake();
+  signal?.addEventListener?.("abort", onAbort, { once: true });
+  try {
+    for (;;) {
+      if (signal?.aborted) throw aborted();
+      if (waiting.length > 0) {
+        yield waiting.shift();
+        continue;
+      }
+      await new Promise((resolve) => (wake = resolve));
+    }
+  } finally {
+    signal?.removeEventListener?.("abort", onAbort);
+    watcher.close();
+  }
+}
 
 const DEFAULT_CHUNK = 64 * 1024;
 
@@ -437,4 +558,5 @@ export const promises = Object.freeze({
   unlink: later(unlinkSync),
   rmdir: later(rmdirSync),
   rm: later(rmSync),
+  watch: watchEvents,
 });

@@ -5,6 +5,7 @@ import * as core from "pi:fs-core";
 export {
   constants,
   Dirent,
+  FSWatcher,
   ReadStream,
   WriteStream,
   existsSync,

@@ -1,6 +1,6 @@
 //! What each loaded example of the pinned pi package with tools or guards
 //! does, through a real agent. The examples (from `VERDICTS` in
-//! `pi_adapter.rs`: hooks `tools`, `before_tool`, `after_tool`, `on_input`):
+//! `pi_adapter.rs`: hooks `tools`, `before_tool`, `after_tool`, `on_input`, `before_model`):
 //!
 //! | Example | Shown here |
 //! |---|---|
@@ -18,6 +18,7 @@
 //! | tool-override | `read` denies `.env` with its reason and reads other files within the grants |
 //! | truncated-tool | `rg` needs `execSync`, which would block the plugin: an error result naming it |
 //! | with-deps | `parse_duration` runs the `ms` package from its own `node_modules` |
+//! | claude-rules, pirate, preset, tic-tac-toe (`before_agent_start`) | no note while their mode is off, and the hook fails nothing |
 //!
 //! hello, input-transform, permission-gate, protected-paths, todo and
 //! structured-output are shown in `pi_adapter.rs`.
@@ -312,4 +313,39 @@ async fn with_deps_parses_a_duration_with_its_own_package() {
         )
     );
     assert!(got[1].2 && got[1].1.contains("Invalid duration"), "{got:?}");
+}
+
+#[tokio::test]
+async fn before_agent_start_guards_add_no_note_while_their_mode_is_off() {
+    // Each adds to the system prompt only in a state the host cannot reach:
+    // pirate and preset after a command or flag (an app's), tic-tac-toe
+    // while a game started in the TUI runs, claude-rules when the host's
+    // working directory has `.claude/rules/` (this crate's has none). Their
+    // `before_agent_start` runs at the first model request, adds nothing and
+    // fails nothing.
+    for (name, marker) in [
+        ("pirate", "PIRATE MODE"),
+        ("preset", "preset"),
+        ("tic-tac-toe", "Tic-Tac-Toe"),
+        ("claude-rules", "Project Rules"),
+    ] {
+        let (_dir, host) = example(name, "");
+        let (logs, _guard) = capture_logs();
+        let (agent, requests) = scripted(vec![text("ok")]);
+        let mut agent = agent.with_extension(host.extension());
+        let events = run(&mut agent, "hi").await;
+        assert_eq!(
+            final_assistant(&events).0,
+            yoagent::StopReason::Stop,
+            "{name}"
+        );
+        let first = last_user_text(&requests.lock().unwrap()[0]);
+        assert!(!first.contains(marker), "{name}: {first}");
+        let failed: Vec<_> = logs
+            .lines()
+            .into_iter()
+            .filter(|l| l["fields"]["error_kind"].is_string())
+            .collect();
+        assert!(failed.is_empty(), "{name}: {failed:?}");
+    }
 }

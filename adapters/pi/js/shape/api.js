@@ -26,10 +26,6 @@ export function createExtension(host) {
     const warning = `${what}, which belongs to an app: the host ignores it`;
     if (!state.warnings.includes(warning)) state.warnings.push(warning);
   };
-  // What the adapter's modules report while the extension loads (`fs.watch`).
-  globalThis[Symbol.for("yohost.pi.notice")] = (what) => {
-    if (!state.loaded && !state.warnings.includes(what)) state.warnings.push(what);
-  };
 
   function on(event, handler) {
     if (typeof handler !== "function") throw new TypeError(`pi.on("${event}") needs a handler function`);

@@ -18,6 +18,8 @@
 //!   for flavors that offer `fetch`;
 //! - [`crypto`]: random bytes and sha2 digests, for flavors that offer
 //!   `node:crypto`;
+//! - [`watch`]: file watches within the grants, for flavors with file
+//!   services;
 //! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance.
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
@@ -35,6 +37,7 @@ pub mod positions;
 pub mod runtime;
 pub mod services;
 pub mod transpile;
+pub mod watch;
 
 use crate::discovery::Candidate;
 use crate::error::LoadError;

@@ -26,7 +26,9 @@
 //! - a process a plugin starts (when granted) runs off this thread and is
 //!   killed at the deadline of the call that started it, when that call's
 //!   run is cancelled, or when the plugin is dropped; its reply settles a
-//!   promise here.
+//!   promise here;
+//! - a file it watches (see [`watch`]) reports its events here, while one of
+//!   its calls is in flight (else at the start of its next call).
 //!
 //! Another backend (V8, say) would be another module with the same
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
@@ -34,6 +36,7 @@
 use super::modules::ModuleSet;
 use super::positions::{self, LineMap};
 use super::services::{self, ExecBounds, ExecRequest, Services};
+use super::watch::{self, Watches};
 use super::Flavor;
 use super::{crypto, fetch};
 use crate::codec::{decode_json_reply, encode_json_args};
@@ -140,6 +143,8 @@ enum Message {
     Exec(u64, String),
     /// A run was cancelled: look at the calls in flight.
     Wake,
+    /// File-watch events wait for the plugin ([`watch`]).
+    Watched,
     /// Every [`Instance`] is gone.
     Closed,
 }
@@ -306,11 +311,17 @@ struct Shared {
     backlog: RefCell<VecDeque<Box<Request>>>,
     /// Every [`Instance`] went while the engine was being rebuilt.
     closed: Cell<bool>,
+    /// The files the plugin watches, and their events.
+    watches: Watches,
 }
 
 impl Shared {
     fn new(wake: mpsc::Sender<Message>) -> Self {
+        let watched = wake.clone();
         Shared {
+            watches: Watches::new(move || {
+                let _ = watched.send(Message::Watched);
+            }),
             name: RefCell::default(),
             calls: RefCell::default(),
             settled: RefCell::default(),
@@ -782,8 +793,9 @@ impl Engine {
 
 /// Give the plugin the host's services as
 /// `globalThis[Symbol.for("yohost.host")]`: `cwd`, `fs(op, path, data)`
-/// within its grants (see [`services`]), `validate(tool, schema, args)`
-/// (JSON texts; `null` when the arguments match, else the host's
+/// within its grants (see [`services`]; op `watch` starts a watch, data
+/// `"recursive"` for a folder's tree, and replies its id), `unwatch(id)`,
+/// `validate(tool, schema, args)` (JSON texts; `null` when the arguments match, else the host's
 /// `Validation failed for tool` text), and, when it is granted,
 /// `exec(command, args, options)`, which returns a promise of
 /// `{stdout, stderr, code, killed}`.
@@ -796,12 +808,21 @@ fn install_services<'js>(
     let object = Object::new(ctx.clone())?;
     object.set("cwd", services.cwd.to_string_lossy().into_owned())?;
     let files = services.files.clone();
+    let s = Rc::clone(shared);
     object.set(
         "fs",
         Function::new(
             ctx.clone(),
-            move |op: String, path: String, data: Option<String>| files.run(&op, &path, data),
+            move |op: String, path: String, data: Option<String>| match op.as_str() {
+                "watch" => files.watch(&s.watches, &path, data.as_deref() == Some("recursive")),
+                _ => files.run(&op, &path, data),
+            },
         )?,
+    )?;
+    let s = Rc::clone(shared);
+    object.set(
+        "unwatch",
+        Function::new(ctx.clone(), move |id: f64| s.watches.stop(id as u64))?,
     )?;
     object.set(
         "validate",
@@ -1094,7 +1115,8 @@ impl Waiting<'_, '_> {
                 }
                 Ok(Message::Call(request)) => self.shared.backlog.borrow_mut().push_back(request),
                 Ok(Message::Closed) => self.shared.closed.set(true),
-                Ok(Message::Wake) => {}
+                // They wait for the next call.
+                Ok(Message::Wake | Message::Watched) => {}
                 Err(_) => return false,
             }
         }
@@ -1238,6 +1260,11 @@ fn serve(
         }
         match message {
             Ok(Message::Wake) => {}
+            Ok(Message::Watched) => {
+                if let Some(engine) = &engine {
+                    deliver_watched(engine, &shared, None);
+                }
+            }
             Ok(Message::Call(request)) => {
                 next_id += 1;
                 match &engine {
@@ -1260,6 +1287,7 @@ fn serve(
                 if let Some(engine) = &engine {
                     unload(engine, &shared, &inbox);
                 }
+                shared.watches.stop_all();
                 return;
             }
         }
@@ -1271,6 +1299,7 @@ fn serve(
             shared.fail_all("the plugin's engine was rebuilt after it ran out of memory");
             shared.timers.borrow_mut().clear();
             shared.kill_running();
+            shared.watches.stop_all();
             engine = Engine::build(&program, &shared, &inbox)
                 .ok()
                 .map(|(e, _)| e);
@@ -1316,6 +1345,7 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
             span: request.span,
         },
     );
+    deliver_watched(engine, shared, Some(id));
     shared.current.set(Some(id));
     let entered = engine.enter(shared, "call", |_, call| {
         call.call::<_, ()>((id as f64, hook, args, run_id))
@@ -1323,6 +1353,58 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
     shared.current.set(None);
     if let Err(why) = entered {
         fail_entry(engine, shared, Some(id), why);
+    }
+}
+
+/// Hand the file-watch events that wait to the plugin (the flavor's
+/// `host.watched(eventsJson)`), as part of `call` or of the call the loop
+/// attributes them to. Only while a call is in flight: otherwise they wait
+/// for the next call (see [`watch`]).
+fn deliver_watched(engine: &Engine, shared: &Shared, call: Option<u64>) {
+    if shared.calls.borrow().is_empty() {
+        return;
+    }
+    let Some((events, dropped)) = shared.watches.take() else {
+        return;
+    };
+    let owner = call.or_else(|| shared.attributed());
+    if dropped > 0 {
+        let limit = watch::MAX_QUEUED_EVENTS;
+        let message = format!(
+            "{dropped} file-watch events were dropped: at most {limit} wait for the plugin"
+        );
+        shared.log(owner, None, "warn", &message);
+    }
+    if events.is_empty() {
+        return;
+    }
+    let batch = serde_json::to_string(&events).unwrap_or_else(|_| "[]".into());
+    shared.current.set(owner);
+    engine.interrupted.set(false);
+    engine.interrupt_at.set(shared.earliest_deadline());
+    let delivered = engine.context.with(|ctx| -> rquickjs::Result<()> {
+        let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
+        let host: Option<Object> = ctx.globals().get(key)?;
+        match host
+            .map(|h| h.get::<_, Option<Function>>("watched"))
+            .transpose()?
+        {
+            Some(Some(watched)) => watched.call((batch,)),
+            _ => Ok(()),
+        }
+    });
+    shared.current.set(None);
+    if let Err(why) = delivered {
+        if engine.interrupted.get() {
+            fail_entry(engine, shared, owner, why.to_string());
+        } else {
+            shared.log(
+                owner,
+                None,
+                "error",
+                &format!("file-watch events were not delivered: {why}"),
+            );
+        }
     }
 }
 

@@ -11,10 +11,14 @@
 //! outside the grants also carries `"granted": false`. Bytes travel as
 //! base64 text.
 //!
+//! Watches ([`FileAccess::watch`], see [`super::watch`]) follow the same
+//! rules as reads.
+//!
 //! A process runs off the engine thread ([`spawn`]): its reply arrives
 //! later, and it is killed at its deadline (the calling hook's), when the
 //! run is cancelled, or when the plugin is dropped.
 
+use super::watch::{WatchError, Watches};
 use crate::grants::{Access, FileError, Grants, WriteMode};
 use crate::limits::MAX_REPLY_BYTES;
 use crate::manifest::Network;
@@ -128,14 +132,7 @@ impl FileAccess {
     pub fn run(&self, op: &str, path: &str, data: Option<String>) -> String {
         let reply = match self.dispatch(op, path, data) {
             Ok(value) => json!({ "ok": value }),
-            Err(Refusal::File(e @ FileError::NotGranted { .. })) => json!({
-                "error": format!("{}: {e}", self.module),
-                "code": e.code(),
-                "granted": false,
-            }),
-            Err(Refusal::File(e)) => {
-                json!({ "error": format!("{}: {op} {e}", self.module), "code": e.code() })
-            }
+            Err(Refusal::File(e)) => self.file_error(op, &e),
             Err(Refusal::Base64) => json!({
                 "error": format!("{}: {op}: the data is not base64", self.module),
                 "code": "EINVAL",
@@ -146,6 +143,40 @@ impl FileAccess {
             }),
         };
         reply.to_string()
+    }
+
+    /// Start watching `path` (a file, or a folder, with what is below it
+    /// when `recursive`) inside the read grants, in `watches`; replies as
+    /// [`FileAccess::run`] does, the watch's id when it started. A check
+    /// ([`FileAccess::dry_run`]) watches too: a watch changes nothing.
+    pub fn watch(&self, watches: &Watches, path: &str, recursive: bool) -> String {
+        let started = self
+            .grants
+            .real_path(&self.relative_to.join(path), Access::Read)
+            .map_err(WatchError::File)
+            .and_then(|real| watches.start(real, recursive));
+        let reply = match started {
+            Ok(id) => json!({ "ok": id }),
+            Err(WatchError::File(e)) => self.file_error("watch", &e),
+            Err(e) => json!({
+                "error": format!("{}: watch {path}: {e}", self.module),
+                "code": e.code(),
+            }),
+        };
+        reply.to_string()
+    }
+
+    /// The reply for a refused file operation `op`: outside the grants it
+    /// says so (`"granted": false`).
+    fn file_error(&self, op: &str, e: &FileError) -> Value {
+        match e {
+            FileError::NotGranted { .. } => json!({
+                "error": format!("{}: {e}", self.module),
+                "code": e.code(),
+                "granted": false,
+            }),
+            _ => json!({ "error": format!("{}: {op} {e}", self.module), "code": e.code() }),
+        }
     }
 
     fn dispatch(&self, op: &str, path: &str, data: Option<String>) -> Result<Value, Refusal> {
