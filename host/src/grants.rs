@@ -776,13 +776,17 @@ mod tests {
         let base = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(base.join("data/sub")).unwrap();
         std::fs::create_dir(base.join("elsewhere")).unwrap();
-        std::os::unix::fs::symlink(base.join("data/sub"), base.join("data/inner")).unwrap();
-        std::os::unix::fs::symlink(base.join("elsewhere"), base.join("data/out")).unwrap();
+        // A relative link that stays inside is followed; an absolute one is
+        // refused wherever it points, as every access through a grant is.
+        std::os::unix::fs::symlink("sub", base.join("data/inner")).unwrap();
+        std::os::unix::fs::symlink(base.join("data/sub"), base.join("data/absolute")).unwrap();
+        std::os::unix::fs::symlink("../elsewhere", base.join("data/out")).unwrap();
         let grants = Grants::open(&base, &caps(&["data"], &[])).unwrap();
         let real = grants.real_path(&base.join("data/inner"), Access::Read);
         assert_eq!(real.unwrap(), base.join("data/sub"));
         for (path, code) in [
             ("data/out", "EACCES"),
+            ("data/absolute", "EACCES"),
             ("elsewhere", "EACCES"),
             ("data/no", "ENOENT"),
         ] {

@@ -105,7 +105,7 @@ const VERDICTS: &[(&str, Verdict)] = &[
     ("file-trigger", Refused("EACCES: permission denied, watch '/tmp/agent-trigger.txt' (node:fs: reading /tmp/agent-trigger.txt is not granted")),
     ("git-checkpoint", Refused("listens for `session_before_fork`")),
     ("git-merge-and-resolve", Loaded(&["on_event", "finish"], &[])),
-    ("github-issue-autocomplete", Refused("pi.exec(\"git\") is not available: the plugin's plugin.toml does not grant `capabilities.exec = true`")),
+    ("github-issue-autocomplete", Refused("exec: `git remote -v` would be denied: the plugin's plugin.toml does not grant `capabilities.exec = true`")),
     ("gondolin", Refused("listens for `user_bash`")),
     ("handoff", Loaded(&[], &[])),
     ("hello", Loaded(&["tools", "call_tool"], &["hello"])),

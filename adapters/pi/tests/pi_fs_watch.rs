@@ -33,7 +33,8 @@ const WATCH: &str = r#"function watchInto(fs, dir, seen, options) {
 /// A pi extension that watches `dir` when its session starts (and, with
 /// `recursive`, its whole tree), with tools: `seen` (the events so far,
 /// distinct and sorted), `watch` (tries `fs.watch` on a path and answers
-/// `"ok"` or the error's `code` and `message`), `close` (closes the
+/// `"ok"` or the error's `code` and `message`; `count` times, answering
+/// each, when given), `close` (closes the
 /// watchers), and `iterate` (the first event of `fs.promises.watch` on
 /// `dir`, after a tool writes a file there).
 fn extension(dir: &Path, recursive: bool) -> String {
@@ -52,20 +53,25 @@ export default function (pi: ExtensionAPI) {{
   const tool = (name, execute) => pi.registerTool({{
     name,
     description: name,
-    parameters: {{ type: "object", properties: {{ path: {{ type: "string" }} }} }},
+    parameters: {{
+      type: "object",
+      properties: {{ path: {{ type: "string" }}, count: {{ type: "number" }} }},
+    }},
     async execute(_id, params) {{
       return {{ content: [{{ type: "text", text: JSON.stringify(await execute(params)) }}] }};
     }},
   }});
   tool("seen", () => [...new Set(seen)].sort());
-  tool("watch", ({{ path }}) => {{
+  const watchOnce = (path) => {{
     try {{
       watchers.push(fs.watch(path, () => {{}}));
       return "ok";
     }} catch (e) {{
       return {{ code: e.code, message: e.message }};
     }}
-  }});
+  }};
+  tool("watch", ({{ path, count }}) =>
+    count === undefined ? watchOnce(path) : Array.from({{ length: count }}, () => watchOnce(path)));
   tool("close", () => {{
     for (const w of watchers.splice(0)) w.close();
     for (const path of changes.splice(0)) fs.unwatchFile(path);
@@ -344,9 +350,9 @@ async fn watches_are_capped_and_end_when_closed_and_when_the_plugin_is_dropped()
     let (threads, instances) = (open.0 + 1, open.1 + 1);
     assert_eq!(settles_at((threads, instances)).await, (threads, instances));
     let limit = yohost::engines::js::watch::MAX_WATCHES;
-    let path = json!({ "path": dir.path() });
-    let calls = vec![("watch", path); limit];
-    let got = answers(&host, calls).await;
+    let calls = vec![("watch", json!({ "path": dir.path(), "count": limit }))];
+    let got = answers(&host, calls).await[0].clone();
+    let got = got.as_array().unwrap();
     assert!(got[..limit - 1].iter().all(|a| a == "ok"), "{got:?}");
     assert_eq!(got[limit - 1]["code"], "EMFILE", "{got:?}");
     let full = (open.0 + limit, open.1 + limit);

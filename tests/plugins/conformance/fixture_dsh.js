@@ -65,7 +65,14 @@ export function apply(ctx) {
       name: "fx_end",
       description: "End the run with the text",
       parameters: { text: { type: "string", required: true } },
-      output: { schema: { type: "object" }, render: (_args, value) => [{ type: "text", text: value.text }] },
+      output: {
+        schema: {
+          type: "object",
+          properties: { text: { type: "string" }, terminate: { type: "boolean" } },
+          additionalProperties: false,
+        },
+        render: (_args, value) => [{ type: "text", text: value.text }],
+      },
       execute: async (args) => ({ text: args.text, terminate: true }),
     }),
   );
