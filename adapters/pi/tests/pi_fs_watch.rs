@@ -15,7 +15,7 @@
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;
@@ -123,29 +123,13 @@ fn install(dir: &Path, recursive: bool) -> (tempfile::TempDir, PluginHost) {
     (plugins, host)
 }
 
-/// What each tool call answers in one run of an agent with `host`'s
-/// plugins.
-async fn answers(host: &PluginHost, calls: Vec<(&str, Value)>) -> Vec<Value> {
-    let mut script: Vec<_> = calls.into_iter().map(|(n, a)| call(n, a)).collect();
-    script.push(text("done"));
-    let (agent, _) = scripted(script);
-    let mut agent = agent.with_extension(host.extension());
-    tool_results(&run(&mut agent, "watch").await)
-        .into_iter()
-        .map(|(name, text, is_error)| {
-            assert!(!is_error, "{name}: {text}");
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"))
-        })
-        .collect()
-}
-
 /// What the extension has seen once it has seen `wanted` (or after a few
 /// seconds): events reach it at the start of a call, after `notify` reads
 /// them.
 async fn seen_once(host: &PluginHost, wanted: &[&str]) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let got = answers(host, vec![("seen", json!({}))]).await;
+        let got = json_answers(host, vec![("seen", json!({}))]).await;
         let seen: Vec<String> = serde_json::from_value(got[0].clone()).unwrap();
         if wanted.iter().all(|w| seen.iter().any(|s| s == w)) || Instant::now() > deadline {
             return seen;
@@ -256,7 +240,7 @@ async fn a_change_in_a_granted_folder_reaches_the_listener_as_node_reports_it() 
         Err(why) => println!("not compared with node: {why}"),
     }
     // Once closed, a watcher hears nothing more.
-    answers(&host, vec![("close", json!({}))]).await;
+    json_answers(&host, vec![("close", json!({}))]).await;
     std::fs::write(dir.path().join("late.txt"), "late").unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let after = seen_once(&host, &[]).await;
@@ -270,7 +254,7 @@ async fn watch_file_and_the_promise_form_see_changes() {
     let file = dir.path().join("a.txt");
     std::fs::write(&file, "a").unwrap();
     let (_plugins, host) = install(dir.path(), false);
-    answers(&host, vec![("watch_file", json!({ "path": file }))]).await;
+    json_answers(&host, vec![("watch_file", json!({ "path": file }))]).await;
     // Appended, not rewritten: one change of size, whenever it is seen.
     let mut appending = std::fs::OpenOptions::new()
         .append(true)
@@ -283,7 +267,7 @@ async fn watch_file_and_the_promise_form_see_changes() {
     // The iterator's first event comes while its tool runs; aborting ends
     // it with Node's `AbortError`.
     let made = dir.path().join("made.txt");
-    let got = answers(&host, vec![("iterate", json!({ "path": made }))]).await;
+    let got = json_answers(&host, vec![("iterate", json!({ "path": made }))]).await;
     assert_eq!(
         got[0],
         json!([{"eventType": "rename", "filename": "made.txt"}, "AbortError"])
@@ -303,7 +287,7 @@ async fn a_watch_outside_the_grants_or_through_a_symlink_out_of_them_fails() {
     std::os::unix::fs::symlink(&outside, granted.join("link")).unwrap();
     let (_plugins, host) = install(&granted, true);
     let outside_shown = outside.to_string_lossy().into_owned();
-    let got = answers(
+    let got = json_answers(
         &host,
         vec![
             ("watch", json!({ "path": outside })),
@@ -351,16 +335,16 @@ async fn watches_are_capped_and_end_when_closed_and_when_the_plugin_is_dropped()
     assert_eq!(settles_at((threads, instances)).await, (threads, instances));
     let limit = yohost::engines::js::watch::MAX_WATCHES;
     let calls = vec![("watch", json!({ "path": dir.path(), "count": limit }))];
-    let got = answers(&host, calls).await[0].clone();
+    let got = json_answers(&host, calls).await[0].clone();
     let got = got.as_array().unwrap();
     assert!(got[..limit - 1].iter().all(|a| a == "ok"), "{got:?}");
     assert_eq!(got[limit - 1]["code"], "EMFILE", "{got:?}");
     let full = (open.0 + limit, open.1 + limit);
     assert_eq!(settles_at(full).await, full);
-    answers(&host, vec![("close", json!({}))]).await;
+    json_answers(&host, vec![("close", json!({}))]).await;
     assert_eq!(settles_at(open).await, open, "closed");
     // Watches started again end when the plugin is dropped.
-    answers(&host, vec![("watch", json!({ "path": dir.path() }))]).await;
+    json_answers(&host, vec![("watch", json!({ "path": dir.path() }))]).await;
     assert_eq!(settles_at((open.0 + 1, open.1 + 1)).await.0, open.0 + 1);
     drop(host);
     drop(plugins);

@@ -44,7 +44,7 @@ fn set_up(dir: &Path) {
 }
 
 /// What Node answers to the probe in `dir`, or why it cannot run.
-fn node_answers(dir: &Path) -> Result<Value, String> {
+fn node_json_answers(dir: &Path) -> Result<Value, String> {
     if let Some(why) = node_missing() {
         return Err(why);
     }
@@ -129,26 +129,11 @@ fn install(granted: &Path, watched: &Path) -> (tempfile::TempDir, PluginHost) {
     (plugins, host)
 }
 
-/// The text of each tool call's result, in order.
-async fn answers(host: &PluginHost, calls: Vec<(&str, Value)>) -> Vec<Value> {
-    let mut script: Vec<_> = calls.into_iter().map(|(n, a)| call(n, a)).collect();
-    script.push(text("done"));
-    let (agent, _) = scripted(script);
-    let mut agent = agent.with_extension(host.extension());
-    tool_results(&run(&mut agent, "probe").await)
-        .into_iter()
-        .map(|(name, text, is_error)| {
-            assert!(!is_error, "{name}: {text}");
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"))
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn node_fs_answers_as_node_does() {
     let for_node = tempfile::tempdir().unwrap();
     set_up(for_node.path());
-    let expected = match node_answers(for_node.path()) {
+    let expected = match node_json_answers(for_node.path()) {
         Ok(expected) => expected,
         Err(why) => {
             println!("skipped: {why}");
@@ -159,7 +144,7 @@ async fn node_fs_answers_as_node_does() {
     set_up(for_host.path());
     let (_plugins, host) = install(for_host.path(), &for_host.path().join("a.txt"));
     let dir = for_host.path().to_string_lossy().into_owned();
-    let got = answers(&host, vec![("probe", json!({ "dir": dir }))]).await;
+    let got = json_answers(&host, vec![("probe", json!({ "dir": dir }))]).await;
     let (got, expected) = (got[0].as_object().unwrap(), expected.as_object().unwrap());
     let differing: Vec<String> = expected
         .iter()
@@ -183,7 +168,7 @@ async fn outside_the_grants_every_call_is_eacces_naming_the_key() {
     std::fs::write(&watched, "after").unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let shown = secret.to_string_lossy().into_owned();
-    let got = answers(&host, vec![("outside", json!({ "path": shown }))]).await;
+    let got = json_answers(&host, vec![("outside", json!({ "path": shown }))]).await;
     let got = &got[0];
     for (call, syscall, key) in [
         ("read", "open", "read"),

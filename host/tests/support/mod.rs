@@ -80,6 +80,26 @@ pub fn texts(content: &[Content]) -> String {
         .join(" | ")
 }
 
+/// What each tool call answers, parsed as JSON, in one run of an agent
+/// with `host`'s plugins whose model makes `calls` (name, arguments) in
+/// turn and then ends. A call whose result is an error fails the test.
+pub async fn json_answers(
+    host: &yohost::PluginHost,
+    calls: Vec<(&str, serde_json::Value)>,
+) -> Vec<serde_json::Value> {
+    let mut script: Vec<_> = calls.into_iter().map(|(n, a)| call(n, a)).collect();
+    script.push(text("done"));
+    let (agent, _) = scripted(script);
+    let mut agent = agent.with_extension(host.extension());
+    tool_results(&run(&mut agent, "go").await)
+        .into_iter()
+        .map(|(name, text, is_error)| {
+            assert!(!is_error, "{name}: {text}");
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"))
+        })
+        .collect()
+}
+
 /// Every tool result of the run: (tool name, text, is_error).
 pub fn tool_results(events: &[AgentEvent]) -> Vec<(String, String, bool)> {
     events
