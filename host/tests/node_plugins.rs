@@ -581,3 +581,45 @@ export default function (pi: ExtensionAPI) {{
         "session_shutdown ran before the process was killed"
     );
 }
+
+#[tokio::test]
+async fn a_pi_extension_on_node_sees_nodes_own_process() {
+    needs_node!();
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "which/index.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "which_process",
+    description: "Which process object the extension sees",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      const seen = [process.release?.name, typeof process.memoryUsage, typeof process.pid];
+      return { content: [{ type: "text", text: seen.join(" ") }] };
+    },
+  });
+}
+"#,
+    );
+    write(dir.path(), "which/plugin.toml", NODE);
+    let host = PluginHost::builder(dir.path())
+        .adapter(yohost_adapter_pi::node_adapter())
+        .open()
+        .unwrap();
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![call("which_process", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    // The pi flavor's stand-in `process` (made for the embedded engine) is
+    // put back to Node's own once the flavor's prelude has run.
+    assert_eq!(
+        results,
+        [(
+            "which_process".to_string(),
+            "node function number".to_string(),
+            false
+        )]
+    );
+}
