@@ -162,9 +162,6 @@ fn change_files(dir: &Path) {
 /// What Node's `fs.watch` reports for the same changes, or why it cannot
 /// run.
 fn node_sees(dir: &Path) -> Result<Vec<String>, String> {
-    if let Some(why) = node_missing() {
-        return Err(why);
-    }
     let script = format!(
         r#"import * as fs from "node:fs";
 {WATCH}
@@ -178,17 +175,8 @@ fs.unlinkSync(`${{dir}}/renamed.txt`);
 setTimeout(() => {{ watcher.close(); console.log(JSON.stringify([...new Set(seen)].sort())); }}, 500);
 "#
     );
-    let out = std::process::Command::new("node")
-        .args(["--input-type=module", "-e", &script])
-        .arg(dir)
-        .output()
-        .map_err(|e| format!("node did not run: {e}"))?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(serde_json::from_slice(&out.stdout).unwrap())
+    let seen = node_module_json(&script, dir)?;
+    Ok(serde_json::from_value(seen).unwrap())
 }
 
 /// The watches this process holds: `notify`'s threads and the system's

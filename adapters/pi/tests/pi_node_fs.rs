@@ -44,26 +44,13 @@ fn set_up(dir: &Path) {
 }
 
 /// What Node answers to the probe in `dir`, or why it cannot run.
-fn node_json_answers(dir: &Path) -> Result<Value, String> {
-    if let Some(why) = node_missing() {
-        return Err(why);
-    }
+fn node_answers(dir: &Path) -> Result<Value, String> {
     let script = format!(
         "import * as fs from \"node:fs\"; import * as fsp from \"node:fs/promises\"; \
          import * as readline from \"node:readline\";\n{PROBE}\n\
          console.log(JSON.stringify(await probe(fs, fsp, readline, process.argv[1])));"
     );
-    let out = std::process::Command::new("node")
-        .args(["--input-type=module", "-e", &script])
-        .arg(dir)
-        .output()
-        .map_err(|e| format!("node did not run: {e}"))?;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(serde_json::from_slice(&out.stdout).unwrap())
+    node_module_json(&script, dir)
 }
 
 /// A pi extension with a tool `probe` that runs the probe in `dir`, and a
@@ -133,7 +120,7 @@ fn install(granted: &Path, watched: &Path) -> (tempfile::TempDir, PluginHost) {
 async fn node_fs_answers_as_node_does() {
     let for_node = tempfile::tempdir().unwrap();
     set_up(for_node.path());
-    let expected = match node_json_answers(for_node.path()) {
+    let expected = match node_answers(for_node.path()) {
         Ok(expected) => expected,
         Err(why) => {
             println!("skipped: {why}");

@@ -393,3 +393,23 @@ pub fn node_missing() -> Option<String> {
         ),
     }
 }
+
+/// What `node` prints as JSON when it runs the ES module `script` with
+/// `arg` as its argument, or why it cannot run (no `node`). A script that
+/// fails fails the test.
+pub fn node_module_json(script: &str, arg: &Path) -> Result<serde_json::Value, String> {
+    if let Some(why) = node_missing() {
+        return Err(why);
+    }
+    let out = std::process::Command::new("node")
+        .args(["--input-type=module", "-e", script])
+        .arg(arg)
+        .output()
+        .map_err(|e| format!("node did not run: {e}"))?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(serde_json::from_slice(&out.stdout).unwrap())
+}
