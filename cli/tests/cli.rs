@@ -415,9 +415,24 @@ fn check_lists_dsh_and_pi_plugins_with_their_tools_or_the_reason() {
     assert_eq!(pi["tools"], serde_json::json!(["hello"]));
 }
 
+/// The end of a pi extension's default function: a tool `noop`, so that
+/// the extension has something the host calls.
+macro_rules! noop_tool_and_end {
+    () => {
+        r#"  pi.registerTool({
+    name: "noop",
+    description: "does nothing",
+    parameters: { type: "object", properties: {} },
+    async execute() { return { content: [{ type: "text", text: "ok" }] }; },
+  });
+}"#
+    };
+}
+
 /// A pi extension that writes a file and runs `touch` when its session
 /// starts, and writes another when it shuts down.
-const ACTS_AT_START: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+const ACTS_AT_START: &str = concat!(
+    r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { writeFileSync } from "node:fs";
 export default function (pi: ExtensionAPI) {
   pi.on("session_start", async () => {
@@ -426,13 +441,9 @@ export default function (pi: ExtensionAPI) {
     if (touched.code !== 0) throw new Error("touch failed");
   });
   pi.on("session_shutdown", () => writeFileSync("OUT/at-exit.txt", "bye"));
-  pi.registerTool({
-    name: "noop",
-    description: "does nothing",
-    parameters: { type: "object", properties: {} },
-    async execute() { return { content: [{ type: "text", text: "ok" }] }; },
-  });
-}"#;
+"#,
+    noop_tool_and_end!()
+);
 
 #[test]
 fn check_runs_no_process_and_writes_no_file_but_reports_both() {
@@ -495,7 +506,8 @@ fn check_runs_no_process_and_writes_no_file_but_reports_both() {
 /// A pi extension that, when its session starts, writes inside its grant
 /// and outside it, and runs `touch` without the `exec` grant; the last two
 /// must fail as they would in a run.
-const WRITES_AND_RUNS: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+const WRITES_AND_RUNS: &str = concat!(
+    r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { writeFileSync } from "node:fs";
 export default function (pi: ExtensionAPI) {
   pi.on("session_start", async () => {
@@ -513,13 +525,9 @@ export default function (pi: ExtensionAPI) {
     } catch {}
     if (ran) throw new Error("a process ran without the exec grant");
   });
-  pi.registerTool({
-    name: "noop",
-    description: "does nothing",
-    parameters: { type: "object", properties: {} },
-    async execute() { return { content: [{ type: "text", text: "ok" }] }; },
-  });
-}"#;
+"#,
+    noop_tool_and_end!()
+);
 
 #[test]
 fn check_reports_writes_and_processes_the_grants_would_deny_as_denied() {
