@@ -34,7 +34,9 @@
 //! Without `--bench` (as `cargo test --benches` runs it) every
 //! configuration runs once, checked, and nothing is timed.
 //!
-//! The figures are printed and written as JSON to
+//! Each host's own figures of its plugin's hook inside the runs
+//! (`PluginHost::stats`: median and 99th percentile latency) are printed
+//! too. The figures are printed and written as JSON to
 //! `<target>/criterion/agent_run.json`, which `scripts/bench-table` reads.
 
 #[path = "../tests/support/wasm_guests.rs"]
@@ -190,6 +192,8 @@ struct Config {
     label: &'static str,
     extension: Option<Arc<dyn Extension>>,
     _dir: Option<tempfile::TempDir>,
+    /// The host, for the figures it measured of its plugin's calls.
+    host: Option<PluginHost>,
     /// Time per tool call of each round's run.
     per_call: Vec<f64>,
 }
@@ -200,6 +204,7 @@ impl Config {
             label,
             extension,
             _dir: None,
+            host: None,
             per_call: Vec::new(),
         }
     }
@@ -209,6 +214,12 @@ impl Config {
             _dir: Some(dir),
             ..Self::new(label, Some(Arc::new(host.extension())))
         }
+        .with_host(host)
+    }
+
+    fn with_host(mut self, host: PluginHost) -> Self {
+        self.host = Some(host);
+        self
     }
 }
 
@@ -373,11 +384,33 @@ fn main() {
         }
         rounds += 1;
     }
+    print_hook_latencies(&configs);
     if flags.alone || flags.rounds.is_some() {
         println!("agent_run: {rounds} rounds, not written (a profile's run)");
         return;
     }
     report(&configs, rounds);
+}
+
+/// Print what each host measured of its plugin's hooks inside the runs
+/// (warm-up included): the hand-off as a run pays it, which the per-call
+/// figures include along with the loop's own work.
+fn print_hook_latencies(configs: &[Config]) {
+    for config in configs {
+        for plugin in config.host.iter().flat_map(PluginHost::stats) {
+            for hook in plugin.hooks {
+                let micros = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e6);
+                println!(
+                    "  {:<32} {}: {} calls, the host's latency p50 {:.1} µs, p99 {:.1} µs",
+                    config.label,
+                    hook.hook.as_str(),
+                    hook.calls,
+                    micros(hook.p50),
+                    micros(hook.p99),
+                );
+            }
+        }
+    }
 }
 
 /// Print the figures and write them where `scripts/bench-table` reads them.

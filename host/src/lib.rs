@@ -100,6 +100,7 @@ pub mod engines;
 mod error;
 mod extension;
 pub mod grants;
+mod handoff;
 mod host;
 mod invoke;
 pub mod limits;

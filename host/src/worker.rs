@@ -3,12 +3,10 @@
 //!
 //! A call's closure runs on the worker with the caller's tracing subscriber
 //! and span, so its log lines land where the caller's would (once any
-//! subscriber was ever set: before that there is nothing to route). The caller
-//! spins for up to [`SPIN`] for the reply, and the worker for its next job
-//! for as long as [`Pace`] learnt from the last wait (up to [`MAX_SPIN`]),
-//! before sleeping, so calls in quick succession cross threads without
-//! waking a sleeping thread (which costs microseconds); an idle worker
-//! sleeps and costs nothing.
+//! subscriber was ever set: before that there is nothing to route). The
+//! call is handed over as [`crate::handoff`] says: a sleeping worker is
+//! woken on the caller's CPU, and calls back to back find it awake; an idle
+//! worker sleeps and costs nothing.
 //!
 //! A call that is abandoned (its deadline passed, its run was cancelled)
 //! retires its worker: code that cannot be interrupted may keep that thread
@@ -16,13 +14,10 @@
 //! not the async runtime's blocking pool, so a stuck one never holds up the
 //! runtime's shutdown.
 
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use crate::handoff::{Handoff, Pace};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
-
-/// How long a worker spins for its next job, and a caller for its reply.
-pub const SPIN: Duration = Duration::from_micros(50);
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -40,7 +35,13 @@ pub enum WorkerError {
 /// A lazily started worker thread, retired when a call is abandoned.
 pub struct WorkerSlot {
     name: String,
-    jobs: Mutex<Option<Sender<Job>>>,
+    worker: Mutex<Option<Worker>>,
+}
+
+/// A started worker: where its jobs go, and how to hand them over.
+struct Worker {
+    jobs: Sender<Job>,
+    handoff: Arc<Handoff>,
 }
 
 impl WorkerSlot {
@@ -48,7 +49,7 @@ impl WorkerSlot {
     pub fn new(name: &str) -> Self {
         Self {
             name: format!("yohost-{name}"),
-            jobs: Mutex::new(None),
+            worker: Mutex::new(None),
         }
     }
 
@@ -66,12 +67,12 @@ impl WorkerSlot {
                 let _ = reply.send(tracing.enter(job));
             }),
         };
-        self.send(boxed)?;
+        let wait = self.send(boxed)?;
         let mut guard = Abandoned {
             slot: self,
             done: false,
         };
-        let result = reply_spinning(answer).await.ok_or(WorkerError::Stopped);
+        let result = wait.reply(answer).await.ok_or(WorkerError::Stopped);
         guard.done = true;
         if result.is_err() {
             self.retire();
@@ -79,25 +80,35 @@ impl WorkerSlot {
         result
     }
 
-    fn send(&self, job: Job) -> Result<(), WorkerError> {
-        let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        if jobs.is_none() {
-            *jobs = Some(start(&self.name)?);
-        }
-        let Some(sender) = jobs.as_ref() else {
-            return Err(WorkerError::Stopped);
+    /// Send `job` to the worker, started if there is none, and say how to
+    /// wait for its reply.
+    fn send(&self, job: Job) -> Result<crate::handoff::Wait, WorkerError> {
+        let mut worker = self.worker.lock().unwrap_or_else(|e| e.into_inner());
+        let current = match worker.take() {
+            Some(current) => current,
+            None => start(&self.name)?,
         };
-        if let Err(std::sync::mpsc::SendError(job)) = sender.send(job) {
-            // The worker died: start a fresh one for this job.
-            let fresh = start(&self.name)?;
-            fresh.send(job).map_err(|_| WorkerError::Stopped)?;
-            *jobs = Some(fresh);
-        }
-        Ok(())
+        let wait = current.handoff.prepare();
+        let current = match current.jobs.send(job) {
+            Ok(()) => current,
+            Err(std::sync::mpsc::SendError(job)) => {
+                // The worker died: start a fresh one for this job.
+                let fresh = start(&self.name)?;
+                fresh.jobs.send(job).map_err(|_| WorkerError::Stopped)?;
+                fresh
+            }
+        };
+        *worker = Some(current);
+        Ok(wait)
     }
 
+    /// Give up on the worker: code that cannot be interrupted may keep it
+    /// forever, so the next call starts a new one.
     fn retire(&self) {
-        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let retired = self.worker.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(retired) = retired {
+            retired.handoff.release();
+        }
     }
 }
 
@@ -138,126 +149,27 @@ impl Drop for Abandoned<'_> {
     }
 }
 
-fn start(name: &str) -> Result<Sender<Job>, WorkerError> {
+fn start(name: &str) -> Result<Worker, WorkerError> {
     let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+    let handoff = Arc::new(Handoff::default());
+    let its_handoff = Arc::clone(&handoff);
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
             // `None` once the worker is retired (its sender dropped).
-            let mut pace = Pace::default();
+            let mut pace = Pace::on_this_thread(its_handoff);
             while let Some(job) = pace.recv(&queue) {
                 job();
             }
         })
         .map_err(|e| WorkerError::Spawn(e.to_string()))?;
-    Ok(jobs)
-}
-
-/// The longest a thread spins for its next call, when calls have been
-/// coming that fast.
-pub const MAX_SPIN: Duration = Duration::from_micros(250);
-
-/// How long a thread that serves calls spins for the next one before it
-/// sleeps, learnt from the last wait: one and a half times as long as the
-/// last call took to come, between [`SPIN`] and [`MAX_SPIN`]; [`SPIN`]
-/// after a wait longer than [`MAX_SPIN`]. An agent loop that calls a
-/// plugin every few tens of microseconds (its own work between tool calls)
-/// then finds the thread awake, instead of paying a wake-up per call; a
-/// plugin called at a model's pace (milliseconds or more) costs the short
-/// spin per call, as before.
-#[derive(Debug, Clone, Copy)]
-pub struct Pace {
-    window: Duration,
-}
-
-impl Default for Pace {
-    fn default() -> Self {
-        Self { window: SPIN }
-    }
-}
-
-impl Pace {
-    /// The next item of `queue`, spinning for the learnt window before
-    /// blocking; `None` when every sender is gone. Engine threads (a
-    /// dylib's worker, the JS engine's thread, Python's workers) wait for
-    /// their next call this way.
-    pub fn recv<T>(&mut self, queue: &Receiver<T>) -> Option<T> {
-        let waiting = Instant::now();
-        let item = recv_spinning_for(queue, self.window);
-        self.learn(waiting.elapsed());
-        item
-    }
-
-    /// The spin window after a wait of `waited`.
-    fn learn(&mut self, waited: Duration) {
-        self.window = if waited <= MAX_SPIN {
-            (waited * 3 / 2).clamp(SPIN, MAX_SPIN)
-        } else {
-            SPIN
-        };
-    }
-}
-
-fn recv_spinning_for<T>(queue: &Receiver<T>, spin: Duration) -> Option<T> {
-    let mut spinning = Spin::for_(spin);
-    loop {
-        match queue.try_recv() {
-            Ok(item) => return Some(item),
-            Err(TryRecvError::Empty) if spinning.goes_on() => {}
-            Err(TryRecvError::Empty) => return queue.recv().ok(),
-            Err(TryRecvError::Disconnected) => return None,
-        }
-    }
-}
-
-/// Await a reply from another thread, spinning for up to [`SPIN`] before
-/// yielding to the runtime; `None` when the sender was dropped. Callers
-/// wait for an engine thread's answer this way.
-pub async fn reply_spinning<T>(mut answer: oneshot::Receiver<T>) -> Option<T> {
-    let mut spinning = Spin::for_(SPIN);
-    loop {
-        match answer.try_recv() {
-            Ok(reply) => return Some(reply),
-            Err(oneshot::error::TryRecvError::Closed) => return None,
-            Err(oneshot::error::TryRecvError::Empty) if spinning.goes_on() => {}
-            Err(oneshot::error::TryRecvError::Empty) => return answer.await.ok(),
-        }
-    }
-}
-
-/// A busy wait of a given length that reads the clock only every
-/// [`Spin::TURNS_PER_CLOCK`] turns: a turn is a few nanoseconds, a clock
-/// read tens of them under a hypervisor, so the waiter notices what it
-/// waits for sooner.
-struct Spin {
-    until: Instant,
-    turns: u32,
-}
-
-impl Spin {
-    const TURNS_PER_CLOCK: u32 = 32;
-
-    fn for_(length: Duration) -> Self {
-        Self {
-            until: Instant::now() + length,
-            turns: 0,
-        }
-    }
-
-    /// Whether to look again: true until the length has passed.
-    fn goes_on(&mut self) -> bool {
-        self.turns = self.turns.wrapping_add(1);
-        if !self.turns.is_multiple_of(Self::TURNS_PER_CLOCK) {
-            std::hint::spin_loop();
-            return true;
-        }
-        Instant::now() < self.until
-    }
+    Ok(Worker { jobs, handoff })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[tokio::test]
     async fn a_job_runs_on_the_worker_and_an_abandoned_one_retires_it() {
@@ -279,32 +191,11 @@ mod tests {
         assert_eq!(slot.run(|| 7).await.unwrap(), 7);
     }
 
-    #[test]
-    fn the_spin_window_follows_fast_callers_and_falls_back_for_slow_ones() {
-        let mut pace = Pace::default();
-        pace.learn(Duration::from_micros(80));
-        assert_eq!(pace.window, Duration::from_micros(120));
-        pace.learn(Duration::from_micros(10));
-        assert_eq!(pace.window, SPIN, "never below the short spin");
-        pace.learn(Duration::from_micros(200));
-        assert_eq!(pace.window, MAX_SPIN, "never above the cap");
-        pace.learn(Duration::from_millis(5));
-        assert_eq!(pace.window, SPIN, "a slow caller gets the short spin");
-    }
-
-    #[test]
-    fn a_spin_ends_once_its_length_has_passed() {
-        let started = Instant::now();
-        let mut spinning = Spin::for_(Duration::from_millis(2));
-        while spinning.goes_on() {}
-        assert!(started.elapsed() >= Duration::from_millis(2));
-    }
-
     #[tokio::test]
     async fn a_reply_slower_than_the_spin_is_still_awaited() {
         let slot = WorkerSlot::new("slow");
         let slow = slot.run(|| {
-            std::thread::sleep(SPIN * 20);
+            std::thread::sleep(crate::handoff::SPIN * 20);
             5
         });
         assert_eq!(slow.await.unwrap(), 5);

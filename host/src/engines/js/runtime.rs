@@ -41,6 +41,7 @@ use super::Flavor;
 use super::{crypto, fetch};
 use crate::codec::{decode_json_reply, encode_json_args};
 use crate::error::CallError;
+use crate::handoff::{Handoff, Pace};
 use crate::logging::{plugin_log, LogLevel};
 use crate::manifest::Network;
 use crate::plugin::CallLimits;
@@ -110,6 +111,8 @@ pub struct Program {
 #[derive(Clone)]
 pub struct Instance {
     requests: mpsc::Sender<Message>,
+    /// How calls reach the engine thread.
+    handoff: Arc<Handoff>,
     _alive: Arc<Alive>,
 }
 
@@ -188,10 +191,11 @@ impl Instance {
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
             span: tracing::Span::current(),
         };
+        let wait = self.handoff.prepare();
         self.requests
             .send(Message::Call(Box::new(request)))
             .map_err(|_| CallError::Crashed("the plugin's engine thread is gone".into()))?;
-        let answer = crate::worker::reply_spinning(answer);
+        let answer = wait.reply(answer);
         tokio::pin!(answer);
         let replied = tokio::select! {
             replied = &mut answer => replied,
@@ -219,13 +223,17 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
     let wake = requests.clone();
     let dispatch = tracing::dispatcher::get_default(|d| d.clone());
     let (unload, ending) = Unload::start();
+    let handoff = Arc::new(Handoff::default());
+    let its_handoff = Arc::clone(&handoff);
     std::thread::Builder::new()
         .name(format!("yohost-js:{}", program.default_name))
         .stack_size(THREAD_STACK_BYTES)
         .spawn(move || {
             // Dropped when the thread ends: the unload is over.
             let _ending = ending;
-            tracing::dispatcher::with_default(&dispatch, || serve(program, inbox, wake, ready))
+            tracing::dispatcher::with_default(&dispatch, || {
+                serve(program, inbox, wake, ready, its_handoff)
+            })
         })
         .map_err(|e| format!("cannot start the engine thread: {e}"))?;
     let started = loaded
@@ -238,6 +246,7 @@ pub fn start(program: Program) -> Result<(Instance, Started), String> {
     Ok((
         Instance {
             requests,
+            handoff,
             _alive: alive,
         },
         started,
@@ -1222,6 +1231,7 @@ fn serve(
     inbox: mpsc::Receiver<Message>,
     wake: mpsc::Sender<Message>,
     ready: mpsc::SyncSender<Result<Started, String>>,
+    handoff: Arc<Handoff>,
 ) {
     let shared = Rc::new(Shared::new(wake));
     // Lines logged while loading carry the name the plugin is found under.
@@ -1243,7 +1253,7 @@ fn serve(
         }
     };
     let mut next_id: u64 = 0;
-    let mut pace = crate::worker::Pace::default();
+    let mut pace = Pace::on_this_thread(handoff);
     loop {
         let waiting = shared.backlog.borrow_mut().pop_front();
         let message = match (waiting, shared.next_wake()) {

@@ -281,7 +281,7 @@ impl Process {
             limits: &limits,
             answered: false,
         };
-        let replied = crate::worker::reply_spinning(answer).await;
+        let replied = crate::handoff::Wait::Spin.reply(answer).await;
         waiting.answered = true;
         replied.unwrap_or_else(|| {
             Err(CallError::Crashed(

@@ -114,8 +114,9 @@ impl PluginRun for PythonRun {
         // The host enforces the deadline (`invoke`): when it stops waiting,
         // this future is dropped, and so is `pending`, which interrupts the
         // job.
+        let wait = ticket.wait;
         let pending = Pending(ticket);
-        let outcome = crate::worker::reply_spinning(rx).await.ok_or(());
+        let outcome = wait.reply(rx).await.ok_or(());
         drop(pending); // finished: the job is no longer running, a no-op
         match outcome {
             Err(_) => Err(CallError::Crashed(workers::lost())),

@@ -25,6 +25,7 @@
 
 use super::interpreter::host_module;
 use super::wedge::{self, Task, Waiter, Wedged};
+use crate::handoff::{Handoff, Pace, Wait};
 use pyo3::prelude::*;
 use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -73,6 +74,8 @@ struct WorkerState {
     interrupted: AtomicBool,
     /// The worker's Python side.
     python: OnceLock<Py<PyAny>>,
+    /// How jobs reach the thread.
+    handoff: Arc<Handoff>,
 }
 
 /// A submitted job, to interrupt it.
@@ -80,6 +83,8 @@ pub(super) struct Ticket {
     state: Arc<WorkerState>,
     job: u64,
     task: Task,
+    /// How to wait for the job's result.
+    pub(super) wait: Wait,
 }
 
 /// Why a job was not submitted.
@@ -107,6 +112,7 @@ pub(super) fn submit(task: Task, job: Job) -> Result<Ticket, Unavailable> {
     };
     // Idle workers are alive; a new one's thread is gone only if it could
     // not start Python.
+    let wait = worker.state.handoff.prepare();
     worker
         .jobs
         .send((id, job))
@@ -115,6 +121,7 @@ pub(super) fn submit(task: Task, job: Job) -> Result<Ticket, Unavailable> {
         state: worker.state,
         job: id,
         task,
+        wait,
     })
 }
 
@@ -129,6 +136,7 @@ fn spawn() -> std::io::Result<Worker> {
             interrupted: AtomicBool::new(false),
             python: OnceLock::new(),
             waiter: Waiter::new(None),
+            handoff: Arc::new(Handoff::default()),
         }),
     };
     let this = worker.clone();
@@ -161,7 +169,7 @@ fn serve(py: Python<'_>, this: Worker, queue: Mutex<mpsc::Receiver<(u64, Job)>>)
     this.state.ident.store(ident as u64, Ordering::SeqCst);
     let _ = this.state.python.set(python.clone().unbind());
     let waiter = &this.state.waiter;
-    let mut pace = crate::worker::Pace::default();
+    let mut pace = Pace::on_this_thread(Arc::clone(&this.state.handoff));
     loop {
         let next = waiter.detach(py, || pace.recv(&lock(&queue)).ok_or(()));
         let Ok((id, job)) = next else { return };
@@ -211,6 +219,8 @@ impl Ticket {
         if self.state.running.load(Ordering::SeqCst) != self.job {
             return;
         }
+        // It may not come back: let it run on any CPU.
+        self.state.handoff.release();
         let state = Arc::clone(&self.state);
         let job = self.job;
         let waiter = Waiter::new(Some(self.task.clone()));
