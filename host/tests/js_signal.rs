@@ -114,3 +114,52 @@ async fn a_passed_deadline_aborts_the_calls_signal_with_a_timeout() {
         "{line:?}"
     );
 }
+
+/// A tool that never settles and a second one that reads the first one's
+/// `ctx.signal` for the first time, after the first one's deadline.
+const LATE_READER: &str = r#"
+import { definePlugin } from "yohost";
+let late = () => "never called";
+export default definePlugin({
+  tools: [
+    {
+      name: "wait",
+      run: (_args, ctx) => new Promise(() => {
+        late = () => `aborted ${ctx.signal.aborted}, ${ctx.signal.reason?.name}`;
+      }),
+    },
+    { name: "late", run: () => late() },
+  ],
+});
+"#;
+
+#[tokio::test]
+async fn a_signal_first_read_after_the_deadline_is_already_aborted() {
+    let dir = plugin_dir();
+    write(dir.path(), "late.ts", LATE_READER);
+    let host = PluginHost::open(dir.path()).unwrap();
+    let limits = |after| CallLimits {
+        deadline: Instant::now() + after,
+        cancel: CancellationToken::new(),
+    };
+    let outcome = call_wait(&host, limits(Duration::from_millis(150))).await;
+    assert!(matches!(outcome, Err(CallError::Timeout(_))), "{outcome:?}");
+    let plugin = host.plugins()[0].clone();
+    let run = RunInfo {
+        run_id: "late".into(),
+        ..RunInfo::default()
+    };
+    let opened = plugin.plugin.open_run(&run).await.unwrap();
+    let call = HookCall::CallTool(CallToolArgs {
+        run,
+        tool: "late".into(),
+        call_id: "c2".into(),
+        args: json!({}),
+    });
+    let reply = opened.call(call, limits(Duration::from_secs(10))).await;
+    let reply = format!("{reply:?}");
+    assert!(
+        reply.contains("aborted true, TimeoutError"),
+        "the signal a late reader gets is aborted, with the reason: {reply}"
+    );
+}

@@ -200,14 +200,26 @@
     // `ctx.signal` aborts when the host gives up on the call (its run was
     // cancelled, or its deadline passed).
     call(callId, hook, argsJson, runId) {
-      const controller = new AbortController();
-      signals.set(callId, controller);
+      // `ctx.log` and `ctx.signal` are made when the plugin first reads
+      // them: most calls read neither, and the signal's controller is the
+      // dearest part of a call. A call the host gave up on before its signal
+      // was read gets a signal aborted already (`abort` below).
+      const call = { controller: null, aborted: null, log: null };
+      signals.set(callId, call);
       const ctx = Object.freeze({
         run_id: runId,
-        log: logger(callId, runId),
+        get log() {
+          return (call.log ??= logger(callId, runId));
+        },
         env,
         pluginDir,
-        signal: controller.signal,
+        get signal() {
+          if (call.controller === null) {
+            call.controller = new AbortController();
+            if (call.aborted !== null) call.controller.abort(call.aborted);
+          }
+          return call.controller.signal;
+        },
       });
       const failed = (e) => {
         signals.delete(callId);
@@ -229,9 +241,11 @@
     // The host gave up on call `callId`: abort its `ctx.signal` with an
     // error named `name` ("AbortError" or "TimeoutError").
     abort(callId, name, message) {
-      const controller = signals.get(callId);
+      const call = signals.get(callId);
       signals.delete(callId);
-      controller?.abort(Object.assign(new Error(message), { name }));
+      if (call === undefined) return;
+      call.aborted = Object.assign(new Error(message), { name });
+      call.controller?.abort(call.aborted);
     },
     // Run timer `timerId`, if it was not cleared.
     fire(timerId) {

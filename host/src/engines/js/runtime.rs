@@ -748,8 +748,10 @@ impl Engine {
                 .restore(&ctx)
                 .map_err(|e| e.to_string())?;
             let function: Function = driver.get(name).map_err(|e| e.to_string())?;
-            let describe: Function = driver.get("describe").map_err(|e| e.to_string())?;
-            f(&ctx, function).map_err(|e| error_text(&ctx, &describe, e))
+            f(&ctx, function).map_err(|e| match driver.get::<_, Function>("describe") {
+                Ok(describe) => error_text(&ctx, &describe, e),
+                Err(lookup) => lookup.to_string(),
+            })
         })
     }
 
