@@ -26,6 +26,7 @@ use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
 use crate::grants::{lexical, Confined};
 use crate::routing::{NodeNeed, NodeNeeds};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -76,8 +77,10 @@ pub struct ModuleSet {
     /// imports (before the entry).
     pub prelude: Option<String>,
     /// Module name → JavaScript. Plugin files are named by their path
-    /// relative to the plugin's folder; built-ins by their specifier.
-    pub sources: BTreeMap<String, String>,
+    /// relative to the plugin's folder; built-ins by their specifier. A
+    /// built-in's source is borrowed from the host's binary, so it is
+    /// compiled once per process (see the JS engine's loader).
+    pub sources: BTreeMap<String, Cow<'static, str>>,
     /// The names in `sources` that are the plugin's files (not built-ins).
     pub files: BTreeSet<String>,
     /// (importing module, specifier) → module name.
@@ -180,7 +183,7 @@ pub fn gather(
                 }
                 set.sources
                     .entry(builtin.specifier.to_string())
-                    .or_insert_with(|| builtin.source.to_string());
+                    .or_insert(Cow::Borrowed(builtin.source));
                 builtin.specifier.to_string()
             } else if specifier.starts_with("./") || specifier.starts_with("../") {
                 let target = relative(&base_dir, &file, specifier)?;
@@ -217,7 +220,7 @@ pub fn gather(
         if let Some(lines) = module.lines {
             set.positions.insert(name.clone(), lines);
         }
-        set.sources.insert(name, module.code);
+        set.sources.insert(name, Cow::Owned(module.code));
     }
     if !needs.is_empty() {
         return Err(GatherError::NeedsNode(needs));
@@ -355,7 +358,7 @@ pub fn add_flavor(set: &mut ModuleSet, flavor: &Flavor) -> Result<(), GatherErro
         }
         set.sources
             .entry(module.specifier.to_string())
-            .or_insert_with(|| module.source.to_string());
+            .or_insert(Cow::Borrowed(module.source));
         for specifier in module.imports()? {
             let target = find(&specifier).ok_or_else(|| {
                 GatherError::Invalid(format!(
@@ -424,7 +427,7 @@ fn gather_commonjs(
             {
                 set.sources
                     .entry(builtin.specifier.to_string())
-                    .or_insert_with(|| builtin.source.to_string());
+                    .or_insert(Cow::Borrowed(builtin.source));
                 Required::Module(builtin.specifier.to_string())
             } else {
                 match found.packages.resolve(file, specifier, Request::Require) {
@@ -483,9 +486,9 @@ fn gather_commonjs(
     }
     set.sources
         .entry(commonjs::RUNTIME.to_string())
-        .or_insert_with(|| commonjs::RUNTIME_SOURCE.to_string());
-    set.sources.insert(definition_name, definition);
-    set.sources.insert(name.to_string(), facade);
+        .or_insert(Cow::Borrowed(commonjs::RUNTIME_SOURCE));
+    set.sources.insert(definition_name, Cow::Owned(definition));
+    set.sources.insert(name.to_string(), Cow::Owned(facade));
     Ok(queue)
 }
 

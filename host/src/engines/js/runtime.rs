@@ -50,6 +50,7 @@ use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
 use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime};
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
@@ -588,7 +589,8 @@ impl Loader for PluginLoader {
         _attributes: Option<ImportAttributes<'js>>,
     ) -> rquickjs::Result<Module<'js, Declared>> {
         match self.0.sources.get(name) {
-            Some(source) => {
+            Some(Cow::Borrowed(builtin)) => builtin_module(ctx, name, builtin),
+            Some(Cow::Owned(source)) => {
                 let module = Module::declare(ctx.clone(), name, source.as_str())?;
                 if let Some(url) = self.0.file_url(name) {
                     module.meta()?.set("url", url)?;
@@ -598,6 +600,45 @@ impl Loader for PluginLoader {
             None => Err(rquickjs::Error::new_loading(name)),
         }
     }
+}
+
+/// The bytecode of each built-in module this process compiled, by its name
+/// (the bytecode holds it, and its imports resolve from it) and its source
+/// (a `&'static str` of the host's binary, so its address and length name
+/// it; one source may serve several names). Entries are never removed:
+/// there are as many as the host has built-ins, and loaded modules may keep
+/// pointing into their bytes.
+type BuiltinKey = (String, usize, usize);
+static BUILTIN_BYTECODE: std::sync::Mutex<BTreeMap<BuiltinKey, &'static [u8]>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// The built-in module `name` whose source is `builtin`: compiled the first
+/// time in this process, then read from its bytecode, which skips parsing
+/// the SDK's and the flavors' modules again for every plugin.
+fn builtin_module<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    builtin: &'static str,
+) -> rquickjs::Result<Module<'js, Declared>> {
+    let key = (name.to_string(), builtin.as_ptr() as usize, builtin.len());
+    let known = BUILTIN_BYTECODE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .copied();
+    if let Some(bytecode) = known {
+        // SAFETY: these bytes were written by `Module::write` of this very
+        // QuickJS build, from the same source, and are never freed.
+        return unsafe { Module::load(ctx.clone(), bytecode) };
+    }
+    let module = Module::declare(ctx.clone(), name, builtin)?;
+    let bytecode = module.write(rquickjs::WriteOptions::default())?;
+    BUILTIN_BYTECODE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_insert_with(|| Vec::leak(bytecode));
+    Ok(module)
 }
 
 /// One runtime with the plugin loaded. Fields drop in order: the driver
