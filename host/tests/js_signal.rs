@@ -49,15 +49,24 @@ async fn call_wait(
     host: &PluginHost,
     limits: CallLimits,
 ) -> Result<yohost::contract::HookReply, CallError> {
+    call_tool(host, "wait", limits).await
+}
+
+/// Call the plugin's tool `tool` in a run of its own.
+async fn call_tool(
+    host: &PluginHost,
+    tool: &str,
+    limits: CallLimits,
+) -> Result<yohost::contract::HookReply, CallError> {
     let plugin = host.plugins()[0].clone();
     let run = RunInfo {
-        run_id: "signal".into(),
+        run_id: format!("signal-{tool}"),
         ..RunInfo::default()
     };
     let opened = plugin.plugin.open_run(&run).await.unwrap();
     let call = HookCall::CallTool(CallToolArgs {
         run,
-        tool: "wait".into(),
+        tool: tool.into(),
         call_id: "c1".into(),
         args: json!({}),
     });
@@ -144,19 +153,7 @@ async fn a_signal_first_read_after_the_deadline_is_already_aborted() {
     };
     let outcome = call_wait(&host, limits(Duration::from_millis(150))).await;
     assert!(matches!(outcome, Err(CallError::Timeout(_))), "{outcome:?}");
-    let plugin = host.plugins()[0].clone();
-    let run = RunInfo {
-        run_id: "late".into(),
-        ..RunInfo::default()
-    };
-    let opened = plugin.plugin.open_run(&run).await.unwrap();
-    let call = HookCall::CallTool(CallToolArgs {
-        run,
-        tool: "late".into(),
-        call_id: "c2".into(),
-        args: json!({}),
-    });
-    let reply = opened.call(call, limits(Duration::from_secs(10))).await;
+    let reply = call_tool(&host, "late", limits(Duration::from_secs(10))).await;
     let reply = format!("{reply:?}");
     assert!(
         reply.contains("aborted true, TimeoutError"),

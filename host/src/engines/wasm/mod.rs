@@ -89,7 +89,10 @@ pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Load
         plugin.name = own_name.clone();
     }
     Ok(Loaded {
-        plugin: Arc::new(WasmPlugin(Arc::new(plugin))),
+        plugin: Arc::new(WasmPlugin {
+            template: Arc::new(plugin),
+            worker: Arc::new(WorkerSlot::new("wasm")),
+        }),
         hooks,
         name: Some(own_name),
         warnings,
@@ -186,14 +189,20 @@ impl Template {
     }
 }
 
-struct WasmPlugin(Arc<Template>);
+/// A loaded component: its template, and the thread its runs' instances
+/// are made and called on (one for all its runs, as a dylib's, so that the
+/// thread is known to the hand-off when a run starts).
+struct WasmPlugin {
+    template: Arc<Template>,
+    worker: Arc<WorkerSlot>,
+}
 
 #[async_trait::async_trait]
 impl Plugin for WasmPlugin {
     async fn open_run(&self, run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
-        let template = Arc::clone(&self.0);
+        let template = Arc::clone(&self.template);
         let run_id = run.run_id.clone();
-        let worker = WorkerSlot::new("wasm");
+        let worker = Arc::clone(&self.worker);
         let instance = worker
             .run(move || template.instantiate(&run_id))
             .await
@@ -273,7 +282,7 @@ enum Failure {
 /// answers a call that was already on its way to it.
 struct WasmRun {
     instance: Arc<Mutex<Option<Box<Instance>>>>,
-    worker: WorkerSlot,
+    worker: Arc<WorkerSlot>,
 }
 
 #[async_trait::async_trait]
