@@ -4,7 +4,7 @@
 //! A call's closure runs on the worker with the caller's tracing subscriber
 //! and span, so its log lines land where the caller's would (once any
 //! subscriber was ever set: before that there is nothing to route). The
-//! call is handed over as [`crate::handoff`] says: a sleeping worker is
+//! call is handed over as the `handoff` module says: a sleeping worker is
 //! woken on the caller's CPU, and calls back to back find it awake; an idle
 //! worker sleeps and costs nothing.
 //!
