@@ -401,6 +401,20 @@ mod tests {
         (wait, rt.block_on(wait.reply(answer)).unwrap())
     }
 
+    /// Wait until the engine thread sleeps for its next call (on a loaded
+    /// machine it may take a while to get there).
+    #[cfg(target_os = "linux")]
+    fn until_asleep(handoff: &Handoff) {
+        let started = Instant::now();
+        while !handoff.asleep.load(Ordering::Relaxed) {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the thread never slept"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[cfg(target_os = "linux")]
     fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
@@ -418,6 +432,7 @@ mod tests {
         for _ in 0..20 {
             // Far apart: the thread is asleep when each call comes.
             std::thread::sleep(Duration::from_millis(2));
+            until_asleep(&handoff);
             let caller = cpu::current();
             let (wait, (ran_on, cpus)) = call(&rt, &handoff, &calls);
             assert_eq!(wait, Wait::Yield);
@@ -456,7 +471,7 @@ mod tests {
     fn a_pinned_thread_is_pinned_until_it_takes_a_call_or_is_released() {
         let (handoff, calls) = engine();
         let thread = handoff.thread.load(Ordering::Relaxed);
-        std::thread::sleep(Duration::from_millis(2));
+        until_asleep(&handoff);
         assert_eq!(handoff.prepare(), Wait::Yield);
         assert_eq!(cpu::allowed_of(thread), 1, "pinned while it sleeps");
         handoff.release();
