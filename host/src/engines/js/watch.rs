@@ -351,13 +351,16 @@ mod tests {
             recursive: false,
         };
         let modify = EventKind::Modify(ModifyKind::Data(notify::event::DataChange::Any));
-        for _ in 0..MAX_QUEUED_EVENTS + 5 {
+        let change = || {
             push(
                 &watches.queue,
                 &*watches.wake,
                 &scope,
                 &event(modify, &root.join("f")),
-            );
+            )
+        };
+        for _ in 0..MAX_QUEUED_EVENTS + 5 {
+            change();
         }
         assert_eq!(woken.load(Ordering::Relaxed), 1);
         let queue = watches.lock();
@@ -366,12 +369,7 @@ mod tests {
         // Watch 7 is not active: its events are not delivered, the drop
         // count is.
         assert_eq!(watches.take(), Some((Vec::new(), 5)));
-        push(
-            &watches.queue,
-            &*watches.wake,
-            &scope,
-            &event(modify, &root.join("f")),
-        );
+        change();
         assert_eq!(woken.load(Ordering::Relaxed), 2);
     }
 
