@@ -23,7 +23,9 @@ pub fn micros(d: Duration) -> f64 {
 
 /// Print the figures of every plugin: a table, or one JSON line
 /// `{"stats": [{plugin, engine, hooks: [{hook, calls, failures, timeouts,
-/// timed, p50_us, p99_us, max_us}]}]}`.
+/// timed, mean_us, p50_us, p99_us, max_us, total_us}]}]}`. TOTAL is the
+/// time the plugin took in that hook, all runs together: the column to
+/// sort by to find the plugin that slows an agent.
 pub fn print(stats: &[PluginFigures], json: bool) {
     if json {
         let plugins: Vec<serde_json::Value> = stats
@@ -40,8 +42,18 @@ pub fn print(stats: &[PluginFigures], json: bool) {
         return;
     }
     println!(
-        "{:<24} {:<7} {:<13} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10}",
-        "PLUGIN", "ENGINE", "HOOK", "CALLS", "FAILED", "TIMEOUTS", "P50", "P99", "MAX"
+        "{:<24} {:<7} {:<13} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "PLUGIN",
+        "ENGINE",
+        "HOOK",
+        "CALLS",
+        "FAILED",
+        "TIMEOUTS",
+        "MEAN",
+        "P50",
+        "P99",
+        "MAX",
+        "TOTAL"
     );
     let time = |d: Option<Duration>| d.map_or_else(|| "-".to_string(), human);
     for plugin in stats {
@@ -54,16 +66,18 @@ pub fn print(stats: &[PluginFigures], json: bool) {
         }
         for h in &plugin.hooks {
             println!(
-                "{:<24} {:<7} {:<13} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10}",
+                "{:<24} {:<7} {:<13} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
                 plugin.plugin,
                 plugin.engine.as_str(),
                 h.hook.as_str(),
                 h.calls,
                 h.failures,
                 h.timeouts,
+                time(h.mean()),
                 time(h.p50),
                 time(h.p99),
                 time(h.max),
+                time((h.timed > 0).then_some(h.total)),
             );
         }
     }
@@ -76,8 +90,10 @@ fn hook_json(h: &HookFigures) -> serde_json::Value {
         "failures": h.failures,
         "timeouts": h.timeouts,
         "timed": h.timed,
+        "mean_us": h.mean().map(micros),
         "p50_us": h.p50.map(micros),
         "p99_us": h.p99.map(micros),
         "max_us": h.max.map(micros),
+        "total_us": micros(h.total),
     })
 }

@@ -68,6 +68,18 @@ fn run_stats_prints_each_plugins_calls_failures_and_latencies() {
         policy["max_us"].as_f64().unwrap(),
     );
     assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{policy}");
+    // The total is every timed call's latency added up, and the mean lies
+    // between the fastest and the slowest call.
+    let (mean, total) = (
+        policy["mean_us"].as_f64().unwrap(),
+        policy["total_us"].as_f64().unwrap(),
+    );
+    let timed = policy["timed"].as_f64().unwrap();
+    assert!(0.0 < mean && mean <= max, "{policy}");
+    assert!(
+        (total - mean * timed).abs() <= timed * 0.001 + 0.01,
+        "{policy}"
+    );
     let tool = plugin(stats, "rust-tool");
     assert_eq!(hook(tool, "tools").expect("tools figures")["calls"], 1);
     assert!(hook(tool, "call_tool").expect("call_tool figures")["calls"].as_u64() >= Some(1));
@@ -83,8 +95,10 @@ fn run_stats_prints_each_plugins_calls_failures_and_latencies() {
         "CALLS",
         "FAILED",
         "TIMEOUTS",
+        "MEAN",
         "P50",
         "P99",
+        "TOTAL",
         "rust-policy",
     ] {
         assert!(table.contains(word), "{word}: {table}");

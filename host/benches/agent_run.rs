@@ -4,6 +4,8 @@
 //! - one extension whose hooks do nothing (what yoagent's own extension
 //!   machinery costs: its event observer, its checks at each turn);
 //! - yohost over an empty plugin directory;
+//! - yohost with one allow-all policy in process ([`yohost::NativePlugin`]):
+//!   what yohost's own path of a hook costs, with no engine behind it;
 //! - yohost with one allow-all policy of each engine (dylib, Wasm,
 //!   TypeScript, Python), and the same TypeScript policy in a `node`
 //!   process when `node` is on PATH (skipped, saying why, without it).
@@ -51,6 +53,7 @@ use yoagent::extension::{ClonedHooks, Extension, RunHooks};
 use yoagent::provider::mock::{MockResponse, MockToolCall};
 use yoagent::provider::{MockProvider, ModelConfig};
 use yoagent::{Agent, AgentEvent, AgentTool, Content, ToolContext, ToolError, ToolResult};
+use yohost::contract::{BeforeToolReply, Hook, HookReply};
 use yohost::PluginHost;
 
 /// Tool calls per run.
@@ -185,6 +188,8 @@ fn entry(path: PathBuf) -> String {
 const NO_EXTENSION: &str = "no extension";
 /// The label of the extension that does nothing.
 const NOTHING: &str = "an extension that does nothing";
+/// The label of yohost with one policy in process.
+const IN_PROCESS: &str = "yohost + in-process policy";
 
 /// One configuration: its label, the extension it runs with, and what
 /// keeps that extension's plugin directory alive.
@@ -265,6 +270,16 @@ fn configs(filter: Option<&str>, alone: bool) -> Vec<Config> {
         if wanted(label) {
             configs.push(Config::host(label, make()));
         }
+    }
+    if wanted(IN_PROCESS) {
+        let host = PluginHost::from_plugins(vec![yohost::NativePlugin::loaded(
+            "allow-all",
+            &[Hook::BeforeTool],
+            yohost::Manifest::default(),
+            |_| Ok(HookReply::BeforeTool(BeforeToolReply::Allow)),
+        )]);
+        let extension: Arc<dyn Extension> = Arc::new(host.extension());
+        configs.push(Config::new(IN_PROCESS, Some(extension)).with_host(host));
     }
     if wanted("yohost + node") {
         match yohost::engines::node::node() {
@@ -401,10 +416,11 @@ fn print_hook_latencies(configs: &[Config]) {
             for hook in plugin.hooks {
                 let micros = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64() * 1e6);
                 println!(
-                    "  {:<32} {}: {} calls, the host's latency p50 {:.1} µs, p99 {:.1} µs",
+                    "  {:<32} {}: {} calls, the host's latency mean {:.1} µs, p50 {:.1} µs, p99 {:.1} µs",
                     config.label,
                     hook.hook.as_str(),
                     hook.calls,
+                    micros(hook.mean()),
                     micros(hook.p50),
                     micros(hook.p99),
                 );

@@ -55,6 +55,7 @@ struct HookCounters {
     failures: AtomicU64,
     timeouts: AtomicU64,
     max_ns: AtomicU64,
+    total_ns: AtomicU64,
     latency: Box<[AtomicU64]>,
 }
 
@@ -65,6 +66,7 @@ impl HookCounters {
             failures: AtomicU64::new(0),
             timeouts: AtomicU64::new(0),
             max_ns: AtomicU64::new(0),
+            total_ns: AtomicU64::new(0),
             latency: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
         }
     }
@@ -103,6 +105,7 @@ impl HookCounters {
             p50: quantile(0.50),
             p99: quantile(0.99),
             max: (timed > 0).then(|| Duration::from_nanos(max)),
+            total: Duration::from_nanos(self.total_ns.load(Ordering::Relaxed)),
         }
     }
 }
@@ -137,6 +140,7 @@ impl PluginStats {
             let ns = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
             counters.latency[bucket(ns)].fetch_add(1, Ordering::Relaxed);
             counters.max_ns.fetch_max(ns, Ordering::Relaxed);
+            counters.total_ns.fetch_add(ns, Ordering::Relaxed);
         }
     }
 
@@ -180,6 +184,19 @@ pub struct HookFigures {
     pub p99: Option<Duration>,
     /// The slowest call.
     pub max: Option<Duration>,
+    /// The timed calls' latencies added up: what the plugin cost its runs
+    /// in this hook, slow calls included (a median hides them).
+    pub total: Duration,
+}
+
+impl HookFigures {
+    /// The mean latency of the timed calls (`None` before any): with a slow
+    /// tail it is well above the median, and it is what each call cost on
+    /// average.
+    pub fn mean(&self) -> Option<Duration> {
+        let total = u64::try_from(self.total.as_nanos()).unwrap_or(u64::MAX);
+        (self.timed > 0).then(|| Duration::from_nanos(total / self.timed))
+    }
 }
 
 /// The figures of one loaded plugin, from
@@ -254,6 +271,11 @@ mod tests {
             "{p99:?}"
         );
         assert_eq!(f.max, Some(Duration::from_secs(1)));
+        // 1 to 100 µs and the one second: the slow call shows in the total
+        // and the mean, which the quantiles hide.
+        let total = Duration::from_micros(5050) + Duration::from_secs(1);
+        assert_eq!(f.total, total);
+        assert_eq!(f.mean(), Some(total / 101));
     }
 
     #[test]
@@ -279,5 +301,9 @@ mod tests {
         });
         let f = &stats.figures()[0];
         assert_eq!((f.calls, f.timed), (40_000, 40_000));
+        assert_eq!(
+            f.total,
+            Duration::from_nanos(4 * (0..10_000u64).sum::<u64>())
+        );
     }
 }

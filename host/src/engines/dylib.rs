@@ -240,9 +240,10 @@ struct DylibPlugin {
 
 #[async_trait::async_trait]
 impl Plugin for DylibPlugin {
-    async fn open_run(&self, _run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
+    async fn open_run(&self, run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
         Ok(Arc::new(DylibRun {
             name: Arc::clone(&self.name),
+            run_id: run.run_id.as_str().into(),
             table: self.table,
             library: Arc::clone(&self.library),
             worker: Arc::clone(&self.worker),
@@ -252,6 +253,8 @@ impl Plugin for DylibPlugin {
 
 struct DylibRun {
     name: Arc<str>,
+    /// The run's id, which every log line of its calls carries.
+    run_id: Arc<str>,
     table: &'static PluginEntry,
     library: Arc<Library>,
     worker: Arc<WorkerSlot>,
@@ -290,25 +293,26 @@ extern "C" fn host_log(ctx: *const c_void, level: u32, msg: *const u8, len: usiz
     );
 }
 
-/// Call the plugin's code on this thread.
+/// What the plugin's code answered: its status and the bytes it wrote.
+struct Answer {
+    status: i32,
+    bytes: Vec<u8>,
+}
+
+/// Run the plugin's code for one call on this thread, on input the caller
+/// encoded. Only two buffers cross threads, the input and the answer: the
+/// call's typed values are built, read and freed on the caller's thread,
+/// whose caches hold them.
 fn call_native(
     table: &'static PluginEntry,
-    plugin: &str,
-    call: &HookCall,
-) -> Result<HookReply, CallError> {
-    let input = encode_msgpack_args(call)?;
-    let target = LogTarget {
-        run_id: &call.run().run_id,
-        plugin,
-    };
+    target: &LogTarget<'_>,
+    hook_index: u32,
+    input: &[u8],
+) -> Answer {
     let host = HostApi {
-        ctx: &target as *const LogTarget<'_> as *const c_void,
+        ctx: target as *const LogTarget<'_> as *const c_void,
         log: host_log,
     };
-    let hook_index = Hook::ALL
-        .iter()
-        .position(|h| *h == call.hook())
-        .unwrap_or(0) as u32;
     let mut out = Buffer::EMPTY;
     // SAFETY: `host`, `input` and `out` are valid for the whole call, as the
     // ABI requires.
@@ -320,7 +324,13 @@ fn call_native(
         unsafe { std::slice::from_raw_parts(out.ptr, out.len) }.to_vec()
     };
     (table.free)(out);
-    match status {
+    Answer { status, bytes }
+}
+
+/// The plugin's answer to `call`, read.
+fn read_answer(call: &HookCall, answer: Answer) -> Result<HookReply, CallError> {
+    let bytes = answer.bytes;
+    match answer.status {
         abi::STATUS_OK => decode_msgpack_reply(call, &bytes),
         abi::STATUS_ERROR => Err(CallError::Guest(
             String::from_utf8_lossy(&bytes).into_owned(),
@@ -338,16 +348,28 @@ fn call_native(
 #[async_trait::async_trait]
 impl PluginRun for DylibRun {
     async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
+        let input = encode_msgpack_args(&call)?;
+        let hook_index = Hook::ALL
+            .iter()
+            .position(|h| *h == call.hook())
+            .unwrap_or(0) as u32;
         let table = self.table;
         let library = Arc::clone(&self.library);
         let name = Arc::clone(&self.name);
-        self.worker
+        let run_id = Arc::clone(&self.run_id);
+        let answer = self
+            .worker
             .run(move || {
                 let _library = library; // keep the code loaded while it runs
-                call_native(table, &name, &call)
+                let target = LogTarget {
+                    run_id: &run_id,
+                    plugin: &name,
+                };
+                call_native(table, &target, hook_index, &input)
             })
             .await
-            .unwrap_or_else(|e| Err(CallError::Crashed(e.to_string())))
+            .map_err(|e| CallError::Crashed(e.to_string()))?;
+        read_answer(&call, answer)
     }
 }
 
