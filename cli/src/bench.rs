@@ -9,6 +9,12 @@
 //! may act on the world) and `finish`. A hook that crashes, runs out of
 //! memory or times out is timed no further (the plugin would be unloaded
 //! for the run); its own errors are counted and timing goes on.
+//!
+//! Calls come back to back unless `--gap-us` spaces them: the caller then
+//! keeps its CPU busy for that long before each call, as an agent loop does
+//! with its own work between two calls, so the plugin's engine thread has
+//! time to go idle. That is what a hook costs in a run (several times its
+//! back-to-back figure; see `docs/benchmarks.md`).
 
 use crate::stats::{human, micros};
 use std::path::PathBuf;
@@ -29,9 +35,32 @@ pub struct BenchArgs {
     /// Timed calls per hook (after a tenth as many untimed ones to warm up).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     calls: u32,
+    /// Microseconds the caller works before each call (0: back to back).
+    /// About 100 shows what a hook costs inside an agent's run.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    gap_us: u64,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// How the calls of one hook are made.
+#[derive(Clone, Copy)]
+struct Pacing {
+    /// Timed calls (after a tenth as many untimed ones).
+    calls: u32,
+    /// How long the caller works before each call.
+    gap: Duration,
+}
+
+impl Pacing {
+    /// Keep this thread busy for the gap, as a loop's own work would.
+    fn work_before_a_call(&self) {
+        let until = Instant::now() + self.gap;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
 }
 
 /// The hooks `bench` times, in the order it prints them.
@@ -82,15 +111,19 @@ pub async fn bench(args: BenchArgs) -> Result<ExitCode, String> {
             refusal.name, refusal.reason
         );
     }
-    let baseline = time_plugin(&baseline(), args.calls).await;
+    let pacing = Pacing {
+        calls: args.calls,
+        gap: Duration::from_micros(args.gap_us),
+    };
+    let baseline = time_plugin(&baseline(), pacing).await;
     let mut timings = Vec::new();
     for plugin in host.plugins() {
-        timings.push(time_plugin(&plugin, args.calls).await);
+        timings.push(time_plugin(&plugin, pacing).await);
     }
     if args.json {
-        print_json(&baseline, &timings, args.calls);
+        print_json(&baseline, &timings, pacing);
     } else {
-        print_table(&baseline, &timings);
+        print_table(&baseline, &timings, pacing);
     }
     let failed = timings
         .iter()
@@ -120,7 +153,7 @@ fn baseline() -> LoadedPlugin {
 }
 
 /// Time each timed hook `plugin` has, in one run of its own.
-async fn time_plugin(plugin: &LoadedPlugin, calls: u32) -> PluginTiming {
+async fn time_plugin(plugin: &LoadedPlugin, pacing: Pacing) -> PluginTiming {
     let run = RunInfo {
         run_id: format!("bench-{}", plugin.name),
         label: None,
@@ -147,15 +180,15 @@ async fn time_plugin(plugin: &LoadedPlugin, calls: u32) -> PluginTiming {
             }
         };
         let timing = match hook {
-            Hook::Tools => time_hook::<kind::Tools>(plugin, &opened, calls, || run.clone()).await,
+            Hook::Tools => time_hook::<kind::Tools>(plugin, &opened, pacing, || run.clone()).await,
             Hook::BeforeTool => {
-                time_hook::<kind::BeforeTool>(plugin, &opened, calls, || before_tool(&run)).await
+                time_hook::<kind::BeforeTool>(plugin, &opened, pacing, || before_tool(&run)).await
             }
             Hook::AfterTool => {
-                time_hook::<kind::AfterTool>(plugin, &opened, calls, || after_tool(&run)).await
+                time_hook::<kind::AfterTool>(plugin, &opened, pacing, || after_tool(&run)).await
             }
             Hook::BeforeModel => {
-                time_hook::<kind::BeforeModel>(plugin, &opened, calls, || BeforeModelArgs {
+                time_hook::<kind::BeforeModel>(plugin, &opened, pacing, || BeforeModelArgs {
                     run: run.clone(),
                     model: "mock".into(),
                     tools: vec!["bash".into(), "read_file".into()],
@@ -164,14 +197,14 @@ async fn time_plugin(plugin: &LoadedPlugin, calls: u32) -> PluginTiming {
                 .await
             }
             Hook::OnInput => {
-                time_hook::<kind::OnInput>(plugin, &opened, calls, || OnInputArgs {
+                time_hook::<kind::OnInput>(plugin, &opened, pacing, || OnInputArgs {
                     run: run.clone(),
                     text: REQUEST.into(),
                 })
                 .await
             }
             Hook::OnStop => {
-                time_hook::<kind::OnStop>(plugin, &opened, calls, || OnStopArgs {
+                time_hook::<kind::OnStop>(plugin, &opened, pacing, || OnStopArgs {
                     run: run.clone(),
                     answer: "The project has three files.".into(),
                     continues: 0,
@@ -179,7 +212,7 @@ async fn time_plugin(plugin: &LoadedPlugin, calls: u32) -> PluginTiming {
                 .await
             }
             Hook::OnEvent => {
-                time_hook::<kind::OnEvent>(plugin, &opened, calls, || OnEventArgs {
+                time_hook::<kind::OnEvent>(plugin, &opened, pacing, || OnEventArgs {
                     run: run.clone(),
                     event: serde_json::json!({"type": "turnStart"}),
                 })
@@ -224,21 +257,22 @@ fn after_tool(run: &RunInfo) -> AfterToolArgs {
     }
 }
 
-/// Call hook `K` of `plugin` `calls` times (after `calls / 10` untimed),
-/// each with fresh arguments from `args`, and time each call.
+/// Call hook `K` of `plugin` as `pacing` says, each time with fresh
+/// arguments from `args`, and time each call.
 async fn time_hook<K: HookKind>(
     plugin: &LoadedPlugin,
     run: &Arc<dyn yohost::PluginRun>,
-    calls: u32,
+    pacing: Pacing,
     args: impl Fn() -> K::Args,
 ) -> HookTiming {
     let cancel = CancellationToken::new();
-    let warm_up = calls / 10;
-    let mut times = Vec::with_capacity(calls as usize);
+    let warm_up = pacing.calls / 10;
+    let mut times = Vec::with_capacity(pacing.calls as usize);
     let mut failures = 0;
     let mut stopped = None;
-    for i in 0..warm_up + calls {
+    for i in 0..warm_up + pacing.calls {
         let args = args();
+        pacing.work_before_a_call();
         let started = Instant::now();
         let outcome = call_hook::<K>(plugin, run.as_ref(), args, &cancel).await;
         let took = started.elapsed();
@@ -293,7 +327,15 @@ fn per_tool_call(baseline: &PluginTiming, plugin: &PluginTiming) -> Option<Durat
     total
 }
 
-fn print_table(baseline: &PluginTiming, timings: &[PluginTiming]) {
+fn print_table(baseline: &PluginTiming, timings: &[PluginTiming], pacing: Pacing) {
+    if pacing.gap.is_zero() {
+        println!("Calls back to back (--gap-us spaces them as in an agent's run).");
+    } else {
+        println!(
+            "Calls spaced {} apart, the caller working in between, as in an agent's run.",
+            human(pacing.gap)
+        );
+    }
     println!(
         "{:<24} {:<7} {:<13} {:>7} {:>7} {:>10} {:>10} {:>10}",
         "PLUGIN", "ENGINE", "HOOK", "CALLS", "FAILED", "MEDIAN", "P99", "ADDED"
@@ -339,7 +381,7 @@ fn print_table(baseline: &PluginTiming, timings: &[PluginTiming]) {
     }
 }
 
-fn print_json(baseline: &PluginTiming, timings: &[PluginTiming], calls: u32) {
+fn print_json(baseline: &PluginTiming, timings: &[PluginTiming], pacing: Pacing) {
     let plugin_json = |p: &PluginTiming| {
         let hooks: Vec<serde_json::Value> = p
             .hooks
@@ -364,7 +406,8 @@ fn print_json(baseline: &PluginTiming, timings: &[PluginTiming], calls: u32) {
         })
     };
     let doc = serde_json::json!({
-        "calls": calls,
+        "calls": pacing.calls,
+        "gap_us": micros(pacing.gap),
         "baseline": plugin_json(baseline),
         "plugins": timings.iter().map(plugin_json).collect::<Vec<_>>(),
     });

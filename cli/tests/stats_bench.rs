@@ -230,3 +230,34 @@ fn bench_refuses_zero_calls() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--calls"), "{stderr}");
 }
+
+#[test]
+fn bench_spaces_its_calls_by_the_gap_asked_for() {
+    let dir = dylib_dir();
+    let path = dir.path().to_str().unwrap();
+    let timed = |extra: &[&str]| {
+        let mut args = vec!["bench", path, "--calls", "10", "--json"];
+        args.extend_from_slice(extra);
+        let started = std::time::Instant::now();
+        let (code, stdout, stderr) = yohost(&args, dir.path());
+        assert_eq!(code, Some(0), "{stderr}");
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        (started.elapsed(), doc)
+    };
+    let (back_to_back, doc) = timed(&[]);
+    assert_eq!(doc["gap_us"], 0.0);
+    let (spaced, doc) = timed(&["--gap-us", "10000"]);
+    assert_eq!(doc["gap_us"], 10000.0);
+    // Every call, timed or warming up (a tenth as many), waits the gap.
+    let hooks: usize = std::iter::once(&doc["baseline"])
+        .chain(doc["plugins"].as_array().unwrap())
+        .map(|p| p["hooks"].as_array().unwrap().len())
+        .sum();
+    let waited = std::time::Duration::from_millis(10) * (hooks as u32 * 11);
+    assert!(
+        spaced.saturating_sub(back_to_back) >= waited * 4 / 5,
+        "{hooks} hooks, 11 calls each: {spaced:?} spaced against {back_to_back:?} back to back"
+    );
+    let policy = hook(plugin(&doc["plugins"], "rust-policy"), "before_tool").unwrap();
+    assert!(policy["median_us"].as_f64().unwrap() > 0.0, "{policy}");
+}
