@@ -2,7 +2,11 @@
 //!
 //! A run takes a [`Snapshot`] when it starts and keeps it to its end. When
 //! the directory changed (the watcher said so, or its top level looks
-//! different), the next snapshot rescans it first. A plugin whose files did
+//! different), the next snapshot rescans it first. The top level is read at
+//! most once per [`TOP_LEVEL_FRESH`]: yoagent asks the extension two
+//! questions and then starts the run, three snapshots a microsecond apart,
+//! and with a thousand plugins one read of the top level takes a
+//! millisecond or more. A plugin whose files did
 //! not change is never loaded again: what loading it gave, the plugin or the
 //! refusal, is kept by the fingerprint of its files (loading runs a
 //! plugin's top-level code, which may be slow or have effects). An explicit
@@ -22,6 +26,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 /// A plugin that could not be loaded, and why.
 #[derive(Debug, Clone)]
@@ -66,9 +71,25 @@ pub(crate) struct Registry {
     dry_run: bool,
     current: RwLock<Arc<Snapshot>>,
     kept: Mutex<HashMap<PathBuf, Kept>>,
-    top_level: Mutex<Fingerprint>,
+    top_level: Mutex<TopLevel>,
     dirty: AtomicBool,
     retry_refused: AtomicBool,
+}
+
+/// How long a read of the directory's top level stands for the snapshots
+/// that follow it. A change the watcher reports is seen at once whatever
+/// this says; this only bounds how often the top level is read for changes
+/// the watcher missed.
+const TOP_LEVEL_FRESH: Duration = Duration::from_millis(1);
+
+/// The directory's top level as last read, and when that read began.
+#[derive(Default)]
+struct TopLevel {
+    fingerprint: Fingerprint,
+    read_at: Option<Instant>,
+    /// How many times it was read (for the tests).
+    #[cfg(test)]
+    reads: usize,
 }
 
 impl Registry {
@@ -136,13 +157,7 @@ impl Registry {
     /// The current plugins, rescanning first if the directory changed.
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         if let Some(dir) = &self.dir {
-            let top = top_level_fingerprint(dir);
-            let moved = {
-                let mut last = self.top_level.lock().unwrap_or_else(|e| e.into_inner());
-                let moved = *last != top;
-                *last = top;
-                moved
-            };
+            let moved = self.top_level_moved(dir);
             if self.dirty.swap(false, Ordering::SeqCst) || moved {
                 self.rescan(dir);
             }
@@ -151,6 +166,29 @@ impl Registry {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Whether the directory's top level changed since it was last read;
+    /// false without reading it when that read is under
+    /// [`TOP_LEVEL_FRESH`] old. Callers at once wait for one read.
+    fn top_level_moved(&self, dir: &Path) -> bool {
+        let mut last = self.top_level.lock().unwrap_or_else(|e| e.into_inner());
+        if last
+            .read_at
+            .is_some_and(|at| at.elapsed() < TOP_LEVEL_FRESH)
+        {
+            return false;
+        }
+        let read_at = Instant::now();
+        let top = top_level_fingerprint(dir);
+        #[cfg(test)]
+        {
+            last.reads += 1;
+        }
+        let moved = last.fingerprint != top;
+        last.fingerprint = top;
+        last.read_at = Some(read_at);
+        moved
     }
 
     fn rescan(&self, dir: &Path) {
@@ -382,4 +420,43 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
 /// Priority first (lower runs first), then name.
 fn sort_for_running(plugins: &mut [Arc<LoadedPlugin>]) {
     plugins.sort_by(|a, b| (a.manifest.priority(), &a.name).cmp(&(b.manifest.priority(), &b.name)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reads(registry: &Registry) -> usize {
+        registry.top_level.lock().unwrap().reads
+    }
+
+    #[test]
+    fn snapshots_at_once_read_the_top_level_once_and_a_later_one_sees_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Registry::open(dir.path(), Adapters::default(), false).unwrap();
+        // Three snapshots at once, as a run's start takes them, read the top
+        // level once. (On a loaded machine the three may now and then be
+        // spread over more than the window: some try of twenty gets there.)
+        let read_once = (0..20).any(|_| {
+            std::thread::sleep(TOP_LEVEL_FRESH * 2);
+            let before = reads(&registry);
+            for _ in 0..3 {
+                assert!(registry.snapshot().plugins.is_empty());
+            }
+            reads(&registry) == before + 1
+        });
+        assert!(read_once, "three snapshots at once read the top level once");
+
+        // A plugin the watcher never reported (there is none here) is seen
+        // once the last read is stale.
+        std::fs::write(
+            dir.path().join("late.ts"),
+            "import { definePlugin } from \"yohost\";\nexport default definePlugin({ before_tool() { return null; } });",
+        )
+        .unwrap();
+        std::thread::sleep(TOP_LEVEL_FRESH * 2);
+        let snapshot = registry.snapshot();
+        let names: Vec<&str> = snapshot.plugins.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["late"], "refused: {:?}", snapshot.refused);
+    }
 }
