@@ -71,8 +71,16 @@ impl HostExtension {
         Self { registry }
     }
 
-    fn any_plugin_has(&self, hook: Hook) -> bool {
-        self.registry.snapshot().plugins.iter().any(|p| p.has(hook))
+    /// Whether any current plugin has `hook`; `first` for the first of the
+    /// questions yoagent asks as a run starts, which checks the directory
+    /// for changes (the next question and the start reuse that check).
+    fn any_plugin_has(&self, hook: Hook, first: bool) -> bool {
+        let snapshot = if first {
+            self.registry.snapshot()
+        } else {
+            self.registry.snapshot_again()
+        };
+        snapshot.plugins.iter().any(|p| p.has(hook))
     }
 }
 
@@ -87,17 +95,17 @@ impl Extension for HostExtension {
     }
 
     fn filters_tool_output(&self) -> bool {
-        self.any_plugin_has(Hook::AfterTool)
+        self.any_plugin_has(Hook::AfterTool, true)
     }
 
     /// True when any plugin has `before_tool`: a call an extension outside
     /// yohost rewrote is judged again by yohost's policies.
     fn rechecks_modified_calls(&self) -> bool {
-        self.any_plugin_has(Hook::BeforeTool)
+        self.any_plugin_has(Hook::BeforeTool, false)
     }
 
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
-        let snapshot = self.registry.snapshot();
+        let snapshot = self.registry.snapshot_again();
         refusals_at_start(&snapshot.refused, run.run_id)?;
         Ok(Box::new(open_all(&snapshot.plugins, run).await))
     }

@@ -22,11 +22,13 @@
 //!   the caller's own CPU), so neither side sleeps.
 //!
 //! Pinning is only a hint: where it is not available (not Linux) or fails,
-//! every call is as correct, only dearer. A thread given up on (a call
-//! abandoned at its deadline) is unpinned ([`Handoff::release`]) in case it
-//! was pinned when it took the call.
+//! every call is as correct, only dearer. Two callers that race for one
+//! sleeping thread cannot leave it pinned while it runs a call (see
+//! [`PINNING`]). A thread given up on (a call abandoned at its deadline) is
+//! unpinned ([`Handoff::release`]), in case a caller pinned it while it
+//! slept and the call never reached it.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -39,20 +41,32 @@ pub const SPIN: Duration = Duration::from_micros(50);
 /// next call) count as back to back.
 pub const BACK_TO_BACK: Duration = Duration::from_micros(20);
 
-/// No CPU: the thread is not pinned, or not spinning.
+/// No CPU: the thread is not spinning.
 const NONE: i32 = -1;
 
+/// What the thread is doing, as [`Handoff::state`] says. A caller pins the
+/// thread only by moving it from [`ASLEEP`] to [`PINNING`], and only the
+/// thread leaves [`ASLEEP`] otherwise; a thread that wakes while a caller
+/// is pinning it waits for the pin to be set ([`PINNED`]) and undoes it
+/// before it runs anything. So no call ever runs pinned, even when two
+/// callers race for one sleeping thread.
+const AWAKE: u8 = 0;
+/// Sleeping for its next call, unpinned.
+const ASLEEP: u8 = 1;
+/// A caller is pinning it (the system call is under way).
+const PINNING: u8 = 2;
+/// A caller pinned it (or tried to) while it slept.
+const PINNED: u8 = 3;
+
 /// What an engine thread shares with its callers: which thread it is,
-/// whether it sleeps, whether a caller pinned it, and the CPU it waits on
-/// awake.
+/// whether it sleeps and whether a caller pinned it, and the CPU it waits
+/// on awake.
 #[derive(Debug)]
 pub struct Handoff {
     /// The thread's kernel id, 0 until it registers.
     thread: AtomicI32,
-    /// Whether it sleeps waiting for a call.
-    asleep: AtomicBool,
-    /// Whether a caller pinned it to a CPU it has not left yet.
-    pinned: AtomicBool,
+    /// [`AWAKE`], [`ASLEEP`], [`PINNING`] or [`PINNED`].
+    state: AtomicU8,
     /// The CPU it waits on awake for a call, or [`NONE`] (busy, asleep).
     spinning_on: AtomicI32,
 }
@@ -61,8 +75,7 @@ impl Default for Handoff {
     fn default() -> Self {
         Self {
             thread: AtomicI32::new(0),
-            asleep: AtomicBool::new(false),
-            pinned: AtomicBool::new(false),
+            state: AtomicU8::new(AWAKE),
             spinning_on: AtomicI32::new(NONE),
         }
     }
@@ -95,30 +108,54 @@ impl Handoff {
         // A thread that is busy (perhaps running a plugin's code, which must
         // not start threads or processes pinned) or still starting is not
         // pinned: it will take the call when it is done.
-        if thread == 0 || !self.asleep.load(Ordering::Relaxed) {
+        if thread == 0
+            || self
+                .state
+                .compare_exchange(ASLEEP, PINNING, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+        {
             return Wait::Spin;
         }
-        if !cpu::pin(thread, cpu) {
-            return Wait::Spin;
+        let pinned = cpu::pin(thread, cpu);
+        self.state.store(PINNED, Ordering::Release);
+        if pinned {
+            Wait::Yield
+        } else {
+            Wait::Spin
         }
-        self.pinned.store(true, Ordering::Relaxed);
-        Wait::Yield
     }
 
-    /// Unpin the thread: it is given up on, and may run on forever.
+    /// Unpin the thread: it is given up on, and may run on forever (or
+    /// sleep on with a pin a caller set, the call it was pinned for gone).
     pub fn release(&self) {
-        self.pinned.store(false, Ordering::Relaxed);
         let thread = self.thread.load(Ordering::Relaxed);
         if thread != 0 {
             cpu::unpin(thread);
         }
     }
 
-    /// On the engine thread, which has a call: leave the CPU a caller
-    /// pinned it to, if one did, before running the call.
-    fn unpin_self(&self) {
-        if self.pinned.swap(false, Ordering::Relaxed) {
-            cpu::unpin(self.thread.load(Ordering::Relaxed));
+    /// On the engine thread, done sleeping: be awake, and unpinned if a
+    /// caller pinned it meanwhile, before running anything.
+    fn wake(&self) {
+        loop {
+            match self.state.load(Ordering::Acquire) {
+                // The caller's system call takes microseconds.
+                PINNING => std::hint::spin_loop(),
+                PINNED => {
+                    self.state.store(AWAKE, Ordering::Relaxed);
+                    cpu::unpin(self.thread.load(Ordering::Relaxed));
+                    return;
+                }
+                _ => {
+                    if self
+                        .state
+                        .compare_exchange(ASLEEP, AWAKE, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        return;
+                    }
+                }
+            }
         }
     }
 }
@@ -172,7 +209,7 @@ impl Pace {
     /// The next item of `queue`, waited for as the module says; `None` when
     /// every sender is gone.
     pub fn recv<T>(&mut self, queue: &Receiver<T>) -> Option<T> {
-        let item = if self.back_to_back {
+        if self.back_to_back {
             let (item, while_awake) = self.recv_awake(queue);
             self.back_to_back = while_awake;
             item
@@ -181,15 +218,15 @@ impl Pace {
             let item = self.recv_asleep(queue);
             self.back_to_back = waiting.elapsed() <= BACK_TO_BACK;
             item
-        };
-        self.handoff.unpin_self();
-        item
+        }
     }
 
+    /// The next item, waited for asleep; the thread is awake and unpinned
+    /// when this returns.
     fn recv_asleep<T>(&self, queue: &Receiver<T>) -> Option<T> {
-        self.handoff.asleep.store(true, Ordering::Relaxed);
+        self.handoff.state.store(ASLEEP, Ordering::Release);
         let item = queue.recv().ok();
-        self.handoff.asleep.store(false, Ordering::Relaxed);
+        self.handoff.wake();
         item
     }
 
@@ -406,7 +443,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn until_asleep(handoff: &Handoff) {
         let started = Instant::now();
-        while !handoff.asleep.load(Ordering::Relaxed) {
+        while handoff.state.load(Ordering::Relaxed) != ASLEEP {
             assert!(
                 started.elapsed() < Duration::from_secs(5),
                 "the thread never slept"
@@ -464,6 +501,33 @@ mod tests {
                 "no call found the thread spinning in 10 s"
             );
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn callers_racing_for_one_sleeping_thread_never_leave_a_call_pinned() {
+        let (handoff, calls) = engine();
+        let everywhere = cpu::allowed_here();
+        std::thread::scope(|s| {
+            for caller in 0..3u64 {
+                let (handoff, calls) = (&handoff, calls.clone());
+                s.spawn(move || {
+                    let rt = runtime();
+                    for i in 0..300u64 {
+                        // Gaps of 0 to 200 µs, different for each caller: the
+                        // thread is now awake, now asleep, now just waking
+                        // for another caller's call.
+                        let gap = (i * 37 + caller * 53) % 200;
+                        let until = Instant::now() + Duration::from_micros(gap);
+                        while Instant::now() < until {
+                            std::hint::spin_loop();
+                        }
+                        let (_, (_, cpus)) = call(&rt, handoff, &calls);
+                        assert_eq!(cpus, everywhere, "call {i} of caller {caller} ran pinned");
+                    }
+                });
+            }
+        });
     }
 
     #[cfg(target_os = "linux")]

@@ -1,17 +1,24 @@
-//! A thread of a plugin's own for calls that block: native dylib code and
+//! Threads of a plugin's own for calls that block: native dylib code and
 //! synchronous Wasm calls.
 //!
-//! A call's closure runs on the worker with the caller's tracing subscriber
+//! A call's closure runs on a worker with the caller's tracing subscriber
 //! and span, so its log lines land where the caller's would (once any
 //! subscriber was ever set: before that there is nothing to route). The
 //! call is handed over as the `handoff` module says: a sleeping worker is
 //! woken on the caller's CPU, and calls back to back find it awake; an idle
 //! worker sleeps and costs nothing.
 //!
+//! A plugin's calls take the worker that answered last, when it is free, so
+//! one run's calls keep finding the same warm thread. A call that comes
+//! while every worker is busy (another run's call, or a parallel tool call)
+//! starts one more, rather than queueing behind a call that may be slow:
+//! one run's slow call never makes another run's call wait, or time out.
+//! At most [`MAX_IDLE`] workers wait for calls; more end when they are done.
+//!
 //! A call that is abandoned (its deadline passed, its run was cancelled)
 //! retires its worker: code that cannot be interrupted may keep that thread
-//! forever, so the next call starts a new one. Workers are plain threads,
-//! not the async runtime's blocking pool, so a stuck one never holds up the
+//! forever, so it never takes another call. Workers are plain threads, not
+//! the async runtime's blocking pool, so a stuck one never holds up the
 //! runtime's shutdown.
 
 use crate::handoff::{Handoff, Pace};
@@ -20,6 +27,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
 type Job = Box<dyn FnOnce() + Send>;
+
+/// The most workers of one plugin that stay waiting for calls.
+const MAX_IDLE: usize = 4;
 
 /// Why a worker could not run a call.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -32,10 +42,12 @@ pub enum WorkerError {
     Stopped,
 }
 
-/// A lazily started worker thread, retired when a call is abandoned.
+/// A plugin's worker threads, started as calls need them; a worker is
+/// retired when a call on it is abandoned.
 pub struct WorkerSlot {
     name: String,
-    worker: Mutex<Option<Worker>>,
+    /// The free workers, the one that answered last at the end.
+    idle: Mutex<Vec<Worker>>,
 }
 
 /// A started worker: where its jobs go, and how to hand them over.
@@ -44,16 +56,24 @@ struct Worker {
     handoff: Arc<Handoff>,
 }
 
+impl Drop for Worker {
+    /// The worker is given up on, or not kept: its thread ends once its job
+    /// is done (its queue is closed), and runs unpinned meanwhile.
+    fn drop(&mut self) {
+        self.handoff.release();
+    }
+}
+
 impl WorkerSlot {
     /// A slot whose threads are named `yohost-<name>`.
     pub fn new(name: &str) -> Self {
         Self {
             name: format!("yohost-{name}"),
-            worker: Mutex::new(None),
+            idle: Mutex::new(Vec::new()),
         }
     }
 
-    /// Run `job` on the worker and wait for its result.
+    /// Run `job` on a free worker and wait for its result.
     pub async fn run<R: Send + 'static>(
         &self,
         job: impl FnOnce() -> R + Send + 'static,
@@ -67,50 +87,52 @@ impl WorkerSlot {
                 let _ = reply.send(tracing.enter(job));
             }),
         };
-        let wait = self.send(boxed)?;
-        let mut guard = Abandoned {
-            slot: self,
-            done: false,
-        };
+        let (worker, wait) = self.send(boxed)?;
+        // Dropped with this future if the caller stops waiting: the worker
+        // is then retired, never given another call.
+        let busy = Busy(Some(worker));
         let result = wait.reply(answer).await.ok_or(WorkerError::Stopped);
-        guard.done = true;
-        if result.is_err() {
-            self.retire();
+        if result.is_ok() {
+            self.give_back(busy);
         }
         result
     }
 
-    /// Send `job` to the worker, started if there is none, and say how to
-    /// wait for its reply.
-    fn send(&self, job: Job) -> Result<crate::handoff::Wait, WorkerError> {
-        let mut worker = self.worker.lock().unwrap_or_else(|e| e.into_inner());
-        let current = match worker.take() {
-            Some(current) => current,
+    /// Send `job` to a free worker, started if there is none, and return it
+    /// with how to wait for its reply.
+    fn send(&self, job: Job) -> Result<(Worker, crate::handoff::Wait), WorkerError> {
+        let free = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let worker = match free {
+            Some(worker) => worker,
             None => start(&self.name)?,
         };
-        let wait = current.handoff.prepare();
-        let current = match current.jobs.send(job) {
-            Ok(()) => current,
+        let wait = worker.handoff.prepare();
+        match worker.jobs.send(job) {
+            Ok(()) => Ok((worker, wait)),
             Err(std::sync::mpsc::SendError(job)) => {
                 // The worker died: start a fresh one for this job.
                 let fresh = start(&self.name)?;
+                let wait = fresh.handoff.prepare();
                 fresh.jobs.send(job).map_err(|_| WorkerError::Stopped)?;
-                fresh
+                Ok((fresh, wait))
             }
-        };
-        *worker = Some(current);
-        Ok(wait)
+        }
     }
 
-    /// Give up on the worker: code that cannot be interrupted may keep it
-    /// forever, so the next call starts a new one.
-    fn retire(&self) {
-        let retired = self.worker.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(retired) = retired {
-            retired.handoff.release();
+    /// Make the worker of an answered call free again.
+    fn give_back(&self, mut busy: Busy) {
+        if let Some(worker) = busy.0.take() {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE {
+                idle.push(worker);
+            }
         }
     }
 }
+
+/// The worker of a call in flight; dropped without being given back, it
+/// is retired.
+struct Busy(Option<Worker>);
 
 /// The caller's tracing subscriber and span, for a call's log lines to land
 /// where the caller's would.
@@ -132,20 +154,6 @@ impl CallerTracing {
     /// Run `job` under the caller's subscriber, inside its span.
     fn enter<R>(self, job: impl FnOnce() -> R) -> R {
         tracing::dispatcher::with_default(&self.dispatch, || self.span.in_scope(job))
-    }
-}
-
-/// Retires the worker if the call it guards is dropped before it ends.
-struct Abandoned<'a> {
-    slot: &'a WorkerSlot,
-    done: bool,
-}
-
-impl Drop for Abandoned<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            self.slot.retire();
-        }
     }
 }
 
@@ -199,6 +207,35 @@ mod tests {
             5
         });
         assert_eq!(slow.await.unwrap(), 5);
+    }
+
+    #[tokio::test]
+    async fn calls_one_after_another_take_the_same_worker() {
+        let slot = WorkerSlot::new("reused");
+        let first = slot.run(|| std::thread::current().id()).await.unwrap();
+        for _ in 0..5 {
+            assert_eq!(
+                slot.run(|| std::thread::current().id()).await.unwrap(),
+                first
+            );
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_slow_call_never_holds_up_another() {
+        let slot = Arc::new(WorkerSlot::new("busy"));
+        let slow = tokio::spawn({
+            let slot = Arc::clone(&slot);
+            async move {
+                slot.run(|| std::thread::sleep(Duration::from_secs(2)))
+                    .await
+            }
+        });
+        // Let the slow call reach its worker first.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let quick = tokio::time::timeout(Duration::from_secs(1), slot.run(|| 7)).await;
+        assert_eq!(quick.expect("not queued behind the slow call").unwrap(), 7);
+        slow.await.unwrap().unwrap();
     }
 
     #[tokio::test]

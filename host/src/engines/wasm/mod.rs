@@ -18,11 +18,10 @@
 //!   reported as [`CallError::OutOfMemory`]); a call still running at the
 //!   deadline the host gives it is interrupted by an epoch deadline, and so
 //!   is a call whose run is cancelled.
-//! - **Threads.** Calls are synchronous wasmtime calls on a worker thread of
-//!   the run's own ([`crate::worker`]), so a guest that spins never holds an
-//!   async worker; the epoch deadline bounds how long it holds its thread.
-//!   The hand-off spins briefly instead of waking a sleeping thread, which
-//!   keeps a call's overhead to a few microseconds.
+//! - **Threads.** Calls are synchronous wasmtime calls on the plugin's
+//!   worker threads ([`crate::worker`]), so a guest that spins never holds
+//!   an async worker; the epoch deadline bounds how long it holds its
+//!   thread, and calls of other runs take another worker meanwhile.
 
 mod bindings;
 pub mod cache;
