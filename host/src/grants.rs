@@ -442,6 +442,14 @@ impl Grant {
         self.dir.real()
     }
 
+    /// The handle the grant was opened as: the kernel sandbox of a plugin
+    /// process grants this very directory, so a folder swapped in at the
+    /// same path afterwards is not granted.
+    pub fn handle(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.dir.dir.as_fd()
+    }
+
     /// The part of `path` below this grant, if `path` is inside it as
     /// written or as resolved.
     fn below<'p>(&self, path: &'p Path) -> Option<&'p Path> {

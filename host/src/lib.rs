@@ -113,6 +113,7 @@ mod registry;
 mod report;
 pub mod routing;
 pub(crate) mod runset;
+pub mod sandbox;
 mod session;
 pub mod source;
 pub mod stats;

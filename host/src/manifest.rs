@@ -239,6 +239,12 @@ pub struct Capabilities {
     /// Whether the plugin may start processes. Absent: no.
     #[serde(default)]
     pub exec: bool,
+    /// Whether the plugin's processes (the Node engine's, `exec`'s) may run
+    /// without the kernel sandbox where the kernel has none (no Landlock
+    /// ABI 6). Absent: no, and such a plugin is refused there. Where the
+    /// kernel has the sandbox, it always applies.
+    #[serde(default)]
+    pub unconfined: bool,
 }
 
 /// `capabilities.network`: `false` (the default, no connections), `true`

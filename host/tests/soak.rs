@@ -1,5 +1,6 @@
 //! The soak: 32 concurrent runs through one `PluginHost` that holds the
-//! conformance fixture of every engine and adapter, 100 tool calls each, while plugin
+//! conformance fixture of every engine and adapter (the Node engine's when
+//! `node` is there), 100 tool calls each, while plugin
 //! files are replaced, added and removed. It passes when
 //! - no `run_id` is crossed: every call ran with its own run's id, as the
 //!   first plugin of the chain rewrote it, and every line a plugin logged
@@ -213,7 +214,7 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
         .build()
         .unwrap();
     let dir = support::plugin_dir();
-    for engine in [
+    let mut rows = vec![
         engines::dylib(),
         engines::wasm(),
         engines::ts(),
@@ -221,7 +222,14 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
         engines::pi(),
         engines::dsh(),
         engines::rutis(),
-    ] {
+    ];
+    // The Node engine's fixture too, in its process and kernel sandbox.
+    match support::node_missing() {
+        None => rows.push(engines::node()),
+        Some(why) => eprintln!("the soak runs without a Node plugin: {why}"),
+    }
+    let count = rows.len();
+    for engine in rows {
         let name = format!("fx-{}", engine.name);
         // The dylib first: the plugins before the chain's rewrite judge
         // again (a recheck), and would count every call twice.
@@ -233,7 +241,7 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
         (engine.install)(dir.path(), &name, first);
     }
     let host = Arc::new(harness::open(dir.path()));
-    assert_eq!(host.plugins().len(), 7, "{:?}", host.refused());
+    assert_eq!(host.plugins().len(), count, "{:?}", host.refused());
 
     runtime.block_on(async {
         // Warm-up: every engine has served as many runs at once as the soak

@@ -1233,12 +1233,16 @@ fn auto_commit_on_exit_commits_when_the_program_ends() {
         plugins.path().join(name).join("index.ts"),
     )
     .unwrap();
+    let repo = plugin_dir();
+    // Its `git` runs in the kernel's sandbox: the repository must be granted.
     write(
         plugins.path(),
         &format!("{name}/plugin.toml"),
-        "[capabilities]\nexec = true\n",
+        &format!(
+            "[capabilities]\nexec = true\nwrite = [{:?}]\n",
+            repo.path().display().to_string()
+        ),
     );
-    let repo = plugin_dir();
     git(repo.path(), &["init", "-q"]);
     git(repo.path(), &["config", "user.email", "test@example.com"]);
     git(repo.path(), &["config", "user.name", "test"]);

@@ -62,8 +62,11 @@ fn install(dir: &Path, call_tool_ms: u64) {
     write(
         dir,
         "runner/plugin.toml",
-        &format!("[timeouts]\ncall_tool = {call_tool_ms}\n[capabilities]\nexec = true\n"),
+        &format!(
+            "[timeouts]\ncall_tool = {call_tool_ms}\n[capabilities]\nexec = true\nwrite = [\"out\"]\n"
+        ),
     );
+    std::fs::create_dir_all(dir.join("runner/out")).unwrap();
 }
 
 /// The tool results of one run that makes `calls`, with how long it took.
@@ -88,7 +91,8 @@ async fn results(
 async fn a_process_that_outlasts_its_call_is_killed_and_the_plugin_stays_free() {
     let dir = plugin_dir();
     install(dir.path(), 500);
-    let pid_file = dir.path().join("pid");
+    // Its processes may write only the plugin's write grant.
+    let pid_file = dir.path().join("runner/out/pid");
     let host = open(dir.path());
     let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
     let (first, took_first) = results(

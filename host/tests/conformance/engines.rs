@@ -13,6 +13,13 @@
 //! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images) and cannot end the run; no file API; `shape` is a decision the adapter rejects, so `guest` |
 //! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); a reply cannot end the run; no log API (no `flood`); trusted code, not sandboxed; its text is its reply's JSON |
 //!
+//! Rows that run in a process or can start one (node, pi, pi_node) also
+//! have a process fixture ([`Engine::processes`]); the sandbox cases
+//! (`processes.rs`) run on those rows only. The others start no process of
+//! their own: Wasm has no process API, yohost's embedded TypeScript API
+//! none either, and dylib, Python and rutis-agent libraries are trusted
+//! code with the host's own rights.
+//!
 //! A new row is one function here plus one line in `main.rs`'s
 //! `conformance!` list, and a fixture. A row that needs something the
 //! machine may lack says so in [`unavailable`]: its cases are then skipped
@@ -86,6 +93,14 @@ pub struct Engine {
     /// What the fixture logs for a yoagent event type (`event <this>`), or
     /// `None` when it does not see that event.
     pub event_name: fn(&str) -> Option<String>,
+    /// For a row whose plugins run in a process or can start one: put its
+    /// process fixture in `dir/<plugin>/`, with these extra `plugin.toml`
+    /// lines. Its tools are `fx_sh {script}` (run `sh -c script` as the
+    /// plugin starts processes; `code=<n>` and the output), `fx_read
+    /// {path}` (read a file from the plugin's own code: `read:<text>` or
+    /// `denied:<code>`) and `fx_signal {pid}` (send `SIGCONT` from the
+    /// plugin's own code: `signalled` or `denied:<code>`).
+    pub processes: Option<fn(dir: &Path, plugin: &str, manifest: &str)>,
 }
 
 /// The repository's root.
@@ -214,6 +229,7 @@ pub fn ts() -> Engine {
         on_stop: Support::Yes,
         finish: Support::Yes,
         event_name: every_event,
+        processes: None,
     }
 }
 
@@ -237,6 +253,18 @@ pub fn node() -> Engine {
         },
         broken_entry: "index.ts",
         broken_manifest: "engine = \"node\"",
+        processes: Some(|dir, plugin, extra| {
+            write(
+                dir,
+                &format!("{plugin}/index.ts"),
+                &source("fixture_proc.ts"),
+            );
+            write(
+                dir,
+                &format!("{plugin}/plugin.toml"),
+                &format!("name = \"{plugin}\"\nengine = \"node\"\n{extra}"),
+            );
+        }),
         ..ts()
     }
 }
@@ -274,6 +302,18 @@ pub fn pi_node() -> Engine {
             );
         },
         broken_manifest: "ecosystem = \"pi\"\nengine = \"node\"",
+        processes: Some(|dir, plugin, extra| {
+            write(
+                dir,
+                &format!("{plugin}/index.ts"),
+                &source("fixture_pi_proc.ts"),
+            );
+            write(
+                dir,
+                &format!("{plugin}/plugin.toml"),
+                &format!("name = \"{plugin}\"\necosystem = \"pi\"\nengine = \"node\"\n{extra}"),
+            );
+        }),
         ..pi()
     }
 }
@@ -326,6 +366,18 @@ pub fn pi() -> Engine {
         on_stop: Support::No("pi has no on_stop: the answer is accepted"),
         finish: Support::No("pi has no finish: its last line is its last event"),
         event_name: pi_event,
+        processes: Some(|dir, plugin, extra| {
+            write(
+                dir,
+                &format!("{plugin}/index.ts"),
+                &source("fixture_pi_proc.ts"),
+            );
+            write(
+                dir,
+                &format!("{plugin}/plugin.toml"),
+                &format!("name = \"{plugin}\"\necosystem = \"pi\"\n{extra}"),
+            );
+        }),
     }
 }
 
@@ -372,6 +424,7 @@ pub fn dsh() -> Engine {
         on_stop: Support::No("DSH has no stop verifier"),
         finish: Support::No("DSH has no finish"),
         event_name: no_event,
+        processes: None,
     }
 }
 
@@ -416,5 +469,6 @@ pub fn rutis() -> Engine {
         on_stop: Support::No("a rutis-agent library has tools only"),
         finish: Support::No("a rutis-agent library has tools only"),
         event_name: no_event,
+        processes: None,
     }
 }

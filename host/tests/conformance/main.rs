@@ -63,6 +63,7 @@ mod wasm_guests;
 mod cases;
 mod engines;
 mod harness;
+mod processes;
 
 /// For every engine, a module with one test per case.
 macro_rules! conformance {
@@ -78,7 +79,7 @@ macro_rules! conformance {
                         eprintln!("skipped: {why}");
                         return;
                     }
-                    crate::cases::$case(crate::engines::$engine()).await;
+                    crate::$case(crate::engines::$engine()).await;
                 }
             )*
         }
@@ -113,5 +114,11 @@ conformance! {
         log_flood_is_attributed,
         required_plugin_that_fails_to_load_fails_every_run,
         advisory_plugin_that_fails_to_load_is_logged_each_run,
+        process_stays_inside_its_grants,
+        process_cannot_signal_the_host,
+        nothing_outlives_the_deadline_or_the_host,
     ],
 }
+
+use cases::*;
+use processes::*;

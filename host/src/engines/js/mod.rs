@@ -44,6 +44,7 @@ use crate::error::LoadError;
 use crate::grants::Grants;
 use crate::manifest::Network;
 use crate::plugin::Loaded;
+use crate::sandbox::ProcessSandbox;
 use modules::{add_flavor, gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
 use services::{DryRun, FileAccess, Services};
@@ -181,6 +182,21 @@ pub fn load_with(
     let plugin_dir = modules.base_dir.clone();
     let cwd = std::env::current_dir().unwrap_or_default();
     let dry_run = candidate.dry_run.then(DryRun::default);
+    // A plugin that may start processes is refused where they cannot be
+    // sandboxed (unless its manifest opts in).
+    let sandbox = match capabilities.exec {
+        true => Some(
+            ProcessSandbox::for_plugin(candidate, &grants).map_err(|message| {
+                LoadError::Refused {
+                    path: path.clone(),
+                    message,
+                }
+            })?,
+        ),
+        false => None,
+    };
+    let sandbox_warnings: Vec<String> =
+        sandbox.iter().flat_map(|s| s.warnings().to_vec()).collect();
     let services = flavor.services.map(|api| {
         let relative_to = match api.relative_to {
             RelativeTo::PluginDir => plugin_dir.clone(),
@@ -194,6 +210,7 @@ pub fn load_with(
             },
             cwd,
             exec: capabilities.exec,
+            sandbox,
             dry_run: dry_run.clone(),
             network: if api.fetch {
                 capabilities.network.clone()
@@ -230,6 +247,7 @@ pub fn load_with(
         })
         .collect::<Result<_, _>>()?;
     let mut warnings = started.warnings;
+    warnings.extend(sandbox_warnings);
     // What it would have done while it loaded (pi's `session_start`).
     warnings.extend(dry_run.iter().flat_map(DryRun::take));
     let offered = flavor.services.is_some();

@@ -45,6 +45,7 @@ use crate::handoff::{Handoff, Pace};
 use crate::logging::{plugin_log, LogLevel};
 use crate::manifest::Network;
 use crate::plugin::CallLimits;
+use crate::sandbox::ProcessSandbox;
 use crate::unloads::{self, Unload};
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
@@ -891,6 +892,7 @@ fn install_services<'js>(
     // would be denied.
     if services.exec || services.dry_run.is_some() {
         let granted = services.exec;
+        let sandbox = services.sandbox.clone();
         let cwd = services.cwd.clone();
         let dry_run = services.dry_run.clone();
         let shared = Rc::clone(shared);
@@ -905,7 +907,12 @@ fn install_services<'js>(
                 let started = match &dry_run {
                     Some(dry_run) if granted => pretend_exec(&shared, dry_run, command, &args),
                     Some(dry_run) => Err(deny_exec(dry_run, command, &args)),
-                    None => start_exec(&shared, &cwd, command, &args, options),
+                    None => match &sandbox {
+                        Some(sandbox) => {
+                            start_exec(&shared, sandbox, &cwd, command, &args, options)
+                        }
+                        None => Err("exec: processes are not granted".into()),
+                    },
                 };
                 let reply = match started {
                     Ok(id) => serde_json::json!({ "ok": id }),
@@ -1030,6 +1037,7 @@ struct ExecOptions {
 /// through the inbox as [`Message::Exec`].
 fn start_exec(
     shared: &Shared,
+    sandbox: &ProcessSandbox,
     cwd: &std::path::Path,
     command: String,
     args: &str,
@@ -1056,7 +1064,7 @@ fn start_exec(
         env,
     };
     start_work(shared, owner, deadline, cancels, |bounds, done| {
-        services::spawn(request, bounds, done)
+        services::spawn(request, sandbox.clone(), bounds, done)
     })
 }
 

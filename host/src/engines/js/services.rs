@@ -22,11 +22,12 @@ use super::watch::{WatchError, Watches};
 use crate::grants::{Access, FileError, Grants, WriteMode};
 use crate::limits::MAX_REPLY_BYTES;
 use crate::manifest::Network;
+use crate::sandbox::ProcessSandbox;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,6 +43,8 @@ pub struct Services {
     pub cwd: PathBuf,
     /// Whether the manifest grants `exec`.
     pub exec: bool,
+    /// The kernel sandbox processes start in (when `exec` is granted).
+    pub sandbox: Option<ProcessSandbox>,
     /// The hosts `fetch` may reach (none when the flavor offers no
     /// `fetch`).
     pub network: Network,
@@ -307,7 +310,8 @@ pub struct ExecRequest {
     pub args: Vec<String>,
     /// Where it starts.
     pub dir: PathBuf,
-    /// Changes to the environment it inherits from the host: a variable
+    /// Changes to the environment it gets from its sandbox (the granted
+    /// variables and [`BASE_ENV`](crate::sandbox::BASE_ENV)): a variable
     /// set to a value, or removed (`None`).
     pub env: Vec<(String, Option<String>)>,
 }
@@ -339,19 +343,21 @@ impl ExecBounds {
 /// A process that cannot start replies with code 127.
 pub fn spawn(
     request: ExecRequest,
+    sandbox: ProcessSandbox,
     bounds: ExecBounds,
     done: impl FnOnce(String) + Send + 'static,
 ) -> Result<(), String> {
     std::thread::Builder::new()
         .name("yohost-exec".into())
-        .spawn(move || done(json!({ "ok": run(&request, &bounds) }).to_string()))
+        .spawn(move || done(json!({ "ok": run(&request, &sandbox, &bounds) }).to_string()))
         .map(|_| ())
         .map_err(|e| format!("exec: cannot start a thread: {e}"))
 }
 
-/// Run `request` to its end or to `bounds`, whichever is first.
-fn run(request: &ExecRequest, bounds: &ExecBounds) -> Value {
-    let mut command = Command::new(&request.command);
+/// Run `request` in `sandbox` to its end or to `bounds`, whichever is
+/// first; then end whatever it started and left behind.
+fn run(request: &ExecRequest, sandbox: &ProcessSandbox, bounds: &ExecBounds) -> Value {
+    let mut command = sandbox.command(&request.command);
     command
         .args(&request.args)
         .current_dir(&request.dir)
@@ -364,63 +370,43 @@ fn run(request: &ExecRequest, bounds: &ExecBounds) -> Value {
             None => command.env_remove(name),
         };
     }
-    #[cfg(unix)]
-    {
-        // Its own process group, so killing it also kills what it started.
-        use std::os::unix::process::CommandExt;
-        command.process_group(0);
-    }
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    let mut process = match sandbox.spawn(command, &[]) {
+        Ok(process) => process,
         Err(e) => {
             return json!({"stdout": "", "stderr": format!("{}: {e}", request.command), "code": 127, "killed": false})
         }
     };
+    let pipes = process.child();
     let stdout = drain(
-        child
+        pipes
             .stdout
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
     let stderr = drain(
-        child
+        pipes
             .stderr
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
     );
-    let mut killed = false;
     let mut pause = Duration::from_millis(1);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if bounds.expired() => {
-                killed = true;
-                kill(&mut child);
-                break child.wait().ok();
-            }
-            Ok(None) => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(_) => break None,
+    let killed = loop {
+        if process.has_exited() {
+            break false;
         }
+        if bounds.expired() {
+            break true;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
     };
+    let status = process.end();
     json!({
         "stdout": stdout.join().unwrap_or_default(),
         "stderr": stderr.join().unwrap_or_default(),
         "code": status.and_then(|s| s.code()).unwrap_or(if killed { 143 } else { 1 }),
         "killed": killed,
     })
-}
-
-/// Kill `child` and its process group.
-fn kill(child: &mut Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: signalling a process group we created; no memory involved.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
-    let _ = child.kill();
 }
 
 /// Read `pipe` to its end on a thread, keeping at most
@@ -480,6 +466,15 @@ pub fn exec_dir(cwd: &Path, dir: Option<&str>) -> PathBuf {
 mod tests {
     use super::*;
 
+    /// A process sandbox that may write `dir`.
+    fn writing(dir: &Path) -> ProcessSandbox {
+        let capabilities = crate::manifest::Capabilities {
+            write: vec![dir.to_path_buf()],
+            ..Default::default()
+        };
+        ProcessSandbox::for_tests(Grants::open(dir, &capabilities).unwrap())
+    }
+
     #[test]
     fn env_changes_are_names_and_strings_or_removals_only() {
         assert_eq!(
@@ -534,7 +529,7 @@ mod tests {
             kill: Arc::default(),
         };
         let started = Instant::now();
-        let reply = run(&request, &bounds);
+        let reply = run(&request, &writing(dir.path()), &bounds);
         assert!(started.elapsed() < Duration::from_secs(5), "{reply}");
         assert_eq!(reply["killed"], true);
         let pid = std::fs::read_to_string(&pid_file).unwrap();
@@ -570,7 +565,13 @@ mod tests {
             env: Vec::new(),
         };
         let (done, replied) = std::sync::mpsc::channel();
-        spawn(request, bounds, move |reply| done.send(reply).unwrap()).unwrap();
+        spawn(
+            request,
+            writing(&std::env::temp_dir()),
+            bounds,
+            move |reply| done.send(reply).unwrap(),
+        )
+        .unwrap();
         std::thread::sleep(Duration::from_millis(100));
         cancel.cancel();
         let reply = replied.recv_timeout(Duration::from_secs(5)).unwrap();
@@ -595,7 +596,7 @@ mod tests {
             cancels: vec![],
             kill: Arc::default(),
         };
-        let reply = run(&request, &bounds);
+        let reply = run(&request, &writing(&std::env::temp_dir()), &bounds);
         assert_eq!(reply["code"], 0);
         assert_eq!(reply["stdout"].as_str().unwrap().len(), MAX_EXEC_OUTPUT);
     }

@@ -317,8 +317,19 @@ async function load(init) {
   pluginDir = init.plugin_dir;
   env = Object.freeze({ ...init.env });
   services(init.services);
+  const checkNotes = [];
   try {
     await prelude(init.flavor.prelude, init.settings, init.env);
+    if (init.dry_run) {
+      // A check makes no request: `fetch` is noted and fails. Other
+      // connections fail in the kernel sandbox, which a check closes.
+      globalThis.fetch = async function fetchInACheck(input, options) {
+        const url = typeof input === "string" ? input : String(input?.url ?? input);
+        const method = String(options?.method ?? input?.method ?? "GET").toUpperCase();
+        if (checkNotes.length < 20) checkNotes.push(`in a check, not done: fetch ${method} ${url}`);
+        throw new TypeError(`fetch failed: in a check, no request is made (${method} ${url})`);
+      };
+    }
     const entry = await ready(await plugin(fs.realpathSync(init.entry)));
     const shape = await ready(flavorModule(init.flavor.shape));
     const shaped = await shape.namespace.default(entry.namespace, init.settings);
@@ -328,7 +339,7 @@ async function load(init) {
       t: "ready",
       name: typeof shaped.name === "string" ? shaped.name : null,
       hooks: Object.keys(hooks),
-      warnings: Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [],
+      warnings: (Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : []).concat(checkNotes),
       unloads: typeof shaped.unload === "function",
     });
   } catch (e) {
@@ -427,10 +438,22 @@ process.stdin.on("data", (chunk) => {
     receive(JSON.parse(body));
   }
 });
+// Unloaded: the host ends the process, with whatever the plugin started,
+// once it hears so (exiting here would orphan those processes).
 process.stdin.on("end", () => {
   Promise.race([Promise.resolve().then(unload), new Promise((r) => setTimeout(r, 1000))])
     .catch((e) => log(null, null, "error", ["unloading failed: " + describe(e)]))
-    .finally(() => process.exit(0));
+    .finally(() => {
+      message({ t: "unloaded" });
+      setInterval(() => {}, 1 << 30);
+    });
 });
-process.on("uncaughtException", (e) => log(null, null, "error", ["uncaught: " + describe(e)]));
+// The host is gone (stdout is a broken pipe): nothing can be reported, and
+// logging the failure would fail again, forever.
+const hostGone = (e) => e?.code === "EPIPE" || e?.code === "ERR_STREAM_DESTROYED";
+process.stdout.on("error", () => process.exit(1));
+process.on("uncaughtException", (e) => {
+  if (hostGone(e)) process.exit(1);
+  log(null, null, "error", ["uncaught: " + describe(e)]);
+});
 process.on("unhandledRejection", (e) => log(null, null, "error", ["unhandled rejection: " + describe(e)]));

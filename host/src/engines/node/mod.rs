@@ -35,6 +35,7 @@ use crate::discovery::Candidate;
 use crate::error::LoadError;
 use crate::grants::{Access, Grants};
 use crate::plugin::Loaded;
+use crate::sandbox::ProcessSandbox;
 use process::{Launch, Process, StartError};
 use protocol::{FlavorSources, ServiceSettings, ToNode};
 use std::ffi::OsString;
@@ -113,6 +114,35 @@ pub fn node() -> Result<&'static NodeVersion, NodeMissing> {
         .map_err(Clone::clone)
 }
 
+/// The `node` that `PATH` names, symlinks resolved: the process starts
+/// this very file.
+fn node_executable() -> Result<PathBuf, NodeMissing> {
+    let path = std::env::var_os("PATH").ok_or(NodeMissing::NotFound)?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("node"))
+        .find_map(|candidate| {
+            let real = candidate.canonicalize().ok()?;
+            let meta = real.metadata().ok()?;
+            use std::os::unix::fs::PermissionsExt;
+            (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(real)
+        })
+        .ok_or(NodeMissing::NotFound)
+}
+
+/// What the kernel sandbox must let `node` read besides the system's
+/// folders: its own folder and the `lib` beside it, for a Node installed
+/// elsewhere (under the user's home, say).
+fn runtime_dirs(node: &std::path::Path) -> Vec<PathBuf> {
+    let Some(bin) = node.parent() else {
+        return Vec::new();
+    };
+    let mut dirs = vec![bin.to_path_buf()];
+    if let Some(prefix) = bin.parent() {
+        dirs.push(prefix.join("lib"));
+    }
+    dirs
+}
+
 /// Why the permission flags cannot express a grant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the grant {0} holds a comma, which Node's permission flags read as a separator")]
@@ -167,7 +197,8 @@ pub fn load_with(
         message,
     };
     let version = node().map_err(|e| refused(e.to_string()))?;
-    let launch = launch(candidate, flavor, settings, &grants, version).map_err(refused)?;
+    let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
+    let launch = launch(candidate, flavor, settings, &grants, version, sandbox).map_err(refused)?;
     let (process, ready) = Process::start(&launch).map_err(|e| match e {
         StartError::Spawn { .. } => refused(e.to_string()),
         e => LoadError::Invalid {
@@ -186,10 +217,9 @@ pub fn load_with(
         })
         .collect::<Result<_, _>>()?;
     let mut warnings = ready.warnings.clone();
-    if !candidate.manifest.capabilities.network.allows_any() {
-        warnings.push(
-            "Node's permission model does not cover the network: this plugin can open connections though its manifest does not grant `network = true`".into(),
-        );
+    warnings.extend(launch.sandbox.warnings().iter().cloned());
+    if candidate.dry_run {
+        warnings.push("in a check, its process may not write, start processes or open connections; a run may, within its grants".into());
     }
     Ok(Loaded {
         plugin: Arc::new(plugin::NodePlugin::new(launch, process)),
@@ -209,6 +239,7 @@ fn launch(
     settings: &serde_json::Value,
     grants: &Grants,
     version: &NodeVersion,
+    sandbox: ProcessSandbox,
 ) -> Result<Launch, String> {
     let plugin_dir = candidate
         .base_dir()
@@ -233,8 +264,13 @@ fn launch(
     }
     readable.extend(dirs(Access::Read));
     readable.extend(dirs(Access::Write));
-    let mut args = permission_flags(version, &readable, &dirs(Access::Write), capabilities.exec)
-        .map_err(|e| e.to_string())?;
+    // A check writes nothing and starts no process, even where a run may.
+    let (writable, exec) = match candidate.dry_run {
+        true => (Vec::new(), false),
+        false => (dirs(Access::Write), capabilities.exec),
+    };
+    let mut args =
+        permission_flags(version, &readable, &writable, exec).map_err(|e| e.to_string())?;
     let memory_mib = candidate.manifest.memory_bytes() / (1024 * 1024);
     args.push(format!("--max-old-space-size={}", memory_mib.max(1)).into());
     args.push("--experimental-vm-modules".into());
@@ -248,6 +284,7 @@ fn launch(
         .iter()
         .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
         .collect();
+    let node = node_executable().map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| plugin_dir.clone());
     let services = flavor.services.map(|api| ServiceSettings {
         module: api.module,
@@ -279,14 +316,16 @@ fn launch(
         env: &env,
         flavor: &sources,
         services: services.as_ref(),
+        dry_run: candidate.dry_run,
         log_limit: crate::limits::MAX_LOG_BYTES,
         reply_limit: crate::limits::MAX_REPLY_BYTES,
     }
     .to_bytes();
     Ok(Launch {
-        node: PathBuf::from("node"),
+        runtime: runtime_dirs(&node),
+        node,
         args,
-        env: env.into_iter().collect(),
+        sandbox,
         cwd,
         init,
         plugin_dir,

@@ -18,8 +18,12 @@
 //!
 //! When its [`Process`] is dropped (the plugin is unloaded), its stdin is
 //! closed: the bootstrap runs the flavor's `unload` for at most a second
-//! and exits; the process is killed if it is still there after
-//! [`UNLOAD_GRACE`].
+//! and says so; the host then ends the process with everything it started
+//! ([`PluginProcess::end`]), at the latest after [`UNLOAD_GRACE`].
+//!
+//! The process runs in the plugin's kernel sandbox
+//! ([`ProcessSandbox`]), in a process group of its own, and dies with the
+//! host.
 
 use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 use super::protocol::{FromNode, ToNode};
@@ -29,12 +33,14 @@ use crate::error::CallError;
 use crate::limits::MAX_SOURCE_BYTES;
 use crate::logging::{plugin_log, LogLevel};
 use crate::plugin::CallLimits;
+use crate::sandbox::{PluginProcess, ProcessSandbox};
 use crate::source::read_text;
+use crate::unloads::Unload;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -47,10 +53,13 @@ use yohost_contract::{HookCall, HookReply, ReplyError};
 pub struct Launch {
     /// The `node` executable.
     pub node: PathBuf,
+    /// Folders of the Node installation the kernel sandbox must let it
+    /// read, besides the system's.
+    pub runtime: Vec<PathBuf>,
     /// Its arguments: flags, then the bootstrap.
     pub args: Vec<OsString>,
-    /// Its whole environment.
-    pub env: Vec<(String, String)>,
+    /// Its kernel sandbox and environment.
+    pub sandbox: ProcessSandbox,
     /// Its working directory.
     pub cwd: PathBuf,
     /// The `init` message, as frame text.
@@ -138,7 +147,7 @@ struct Pending {
 /// What the threads and the callers share.
 struct Shared {
     name: Mutex<String>,
-    child: Mutex<Child>,
+    child: Mutex<PluginProcess>,
     to_node: mpsc::Sender<Outgoing>,
     pending: Mutex<HashMap<u64, Pending>>,
     next_id: AtomicU64,
@@ -159,23 +168,25 @@ struct Shared {
 impl Process {
     /// Start `node`, send it `init`, and wait until the plugin loaded.
     pub fn start(launch: &Launch) -> Result<(Process, Ready), StartError> {
-        let mut child = Command::new(&launch.node)
+        let mut command = launch.sandbox.command(&launch.node);
+        command
             .args(&launch.args)
-            .env_clear()
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&launch.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut child = launch
+            .sandbox
+            .spawn(command, &launch.runtime)
             .map_err(|error| StartError::Spawn {
                 node: launch.node.clone(),
                 error,
             })?;
+        let pipes = child.child();
         let (stdin, stdout, stderr) = (
-            child.stdin.take().expect("piped"),
-            child.stdout.take().expect("piped"),
-            child.stderr.take().expect("piped"),
+            pipes.stdin.take().expect("piped"),
+            pipes.stdout.take().expect("piped"),
+            pipes.stderr.take().expect("piped"),
         );
         let (to_node, outbox) = mpsc::channel();
         let (loaded_tx, loaded) = mpsc::sync_channel(1);
@@ -301,12 +312,15 @@ impl Drop for Process {
         }
         let _ = self.shared.to_node.send(Outgoing::Close);
         let shared = Arc::clone(&self.shared);
+        // Dropping the host waits for this, so that a program that ends
+        // leaves no process of a plugin behind.
+        let (unload, ending) = Unload::start();
+        crate::unloads::started(unload, Instant::now() + UNLOAD_GRACE * 2);
         let reaper = spawn_thread("node-unload", move || {
+            let _ending = ending;
             let deadline = Instant::now() + UNLOAD_GRACE;
             while Instant::now() < deadline {
-                let exited = shared.child.lock().map_or(true, |mut c| {
-                    c.try_wait().map_or(true, |status| status.is_some())
-                });
+                let exited = shared.child.lock().map_or(true, |c| c.has_exited());
                 if exited {
                     break;
                 }
@@ -403,13 +417,12 @@ impl Shared {
         }
     }
 
-    /// Kill the process; every call still waiting fails.
-    fn kill(&self) {
+    /// Kill the process and everything it started; every call still
+    /// waiting fails. Returns how it ended, the first time.
+    fn kill(&self) -> Option<std::process::ExitStatus> {
         self.dead.store(true, Ordering::SeqCst);
-        if let Ok(mut child) = self.child.lock() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        child.end()
     }
 
     /// Serve frames from stdout until it ends or breaks the protocol, then
@@ -458,17 +471,14 @@ impl Shared {
         // stdout closed: the process is ending; give it a moment, then make
         // sure (a plugin could close its stdout and go on).
         let deadline = Instant::now() + Duration::from_millis(500);
-        let status = loop {
-            let polled = self.child.lock().expect("child").try_wait();
-            match polled {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(5))
-                }
-                _ => break None,
+        let exited = loop {
+            let exited = self.child.lock().expect("child").has_exited();
+            if exited || Instant::now() >= deadline {
+                break exited;
             }
+            std::thread::sleep(Duration::from_millis(5));
         };
-        self.kill();
+        let status = self.kill().filter(|_| exited);
         match status {
             Some(status) if aborted(&status) => CallError::OutOfMemory(self.memory_bytes),
             Some(status) => CallError::Crashed(format!("the node process ended: {status}")),
@@ -511,6 +521,8 @@ impl Shared {
                 unloads,
             })),
             FromNode::Refused { message } => self.loaded(Err(StartError::Refused(message))),
+            // Ended now, while what it started is still below it.
+            FromNode::Unloaded => drop(self.kill()),
             FromNode::Done { id, reply } => {
                 answer(id, &|call| decode_json_reply(call, reply.get()))
             }

@@ -55,6 +55,8 @@ pub enum ToNode<'a> {
         flavor: &'a FlavorSources,
         /// The host's services, for flavors that offer them.
         services: Option<&'a ServiceSettings>,
+        /// Loaded for a check: requests are noted, not made.
+        dry_run: bool,
         /// The longest log message the bootstrap sends.
         log_limit: usize,
         /// The largest reply the bootstrap sends.
@@ -122,6 +124,9 @@ pub enum FromNode {
         /// Whether its shape gave an `unload`, which runs when it is dropped.
         unloads: bool,
     },
+    /// The plugin ran its `unload` after stdin closed, and waits to be
+    /// ended with everything it started.
+    Unloaded,
     /// The plugin could not load.
     Refused {
         /// Why.
@@ -217,6 +222,7 @@ impl FromNode {
                 warnings: f.warnings.clone().unwrap_or_default(),
                 unloads: f.unloads.unwrap_or(false),
             },
+            "unloaded" => FromNode::Unloaded,
             "refused" => FromNode::Refused {
                 message: message()?,
             },

@@ -1,0 +1,279 @@
+//! The kernel sandbox of every process a plugin runs in or starts: the
+//! Node engine's `node`, and the processes `exec` starts on any engine.
+//!
+//! A runtime's own checks (cap-std handles in the embedded engine, Node's
+//! permission model) are a first line; the kernel is the layer every
+//! runtime shares. A plugin process runs under a Landlock ruleset made from
+//! its grants ([`kernel`]):
+//!
+//! - it may read and execute beneath the system's program folders (`/usr`,
+//!   `/lib`, ...), a few non-secret files of `/etc` (the loader's cache,
+//!   certificates, name resolution), `/dev/null` and the random devices,
+//!   its own folder, and its read grants; it may write only its write
+//!   grants. Links are followed by the kernel, so a link out of a grant
+//!   reaches nothing, and `/proc` is closed;
+//! - it may not signal, or connect to an abstract Unix socket of, any
+//!   process outside its sandbox (the host included);
+//! - it may connect over TCP only as `capabilities.network` allows:
+//!   `true` is any port, `false` and a list of hosts none (the kernel
+//!   filters TCP ports, not hosts, so a list cannot be enforced and fails
+//!   closed), and a check opens no connection at all. UDP and Unix sockets
+//!   with a path are not filtered by the kernel.
+//!
+//! Its environment is the granted variables and [`BASE_ENV`], never the
+//! host's whole environment. Its life is bound to the host and to its
+//! call ([`life`]): its own process group, killed with the host, and ended
+//! with everything it started.
+//!
+//! Where the kernel has no Landlock (ABI 6, Linux 6.12), a plugin that
+//! needs a process is refused, naming why, unless its manifest sets
+//! `capabilities.unconfined = true`; it then runs with the environment
+//! and life rules above and without the kernel's confinement, and its load
+//! warnings say so.
+
+mod kernel;
+mod life;
+
+pub use life::PluginProcess;
+
+use crate::discovery::Candidate;
+use crate::grants::{Access, Grants};
+use crate::manifest::Network;
+use std::ffi::OsStr;
+use std::io;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The variables every plugin process gets from the host's environment,
+/// when the host has them, besides those its manifest grants: where
+/// programs are, the user's home (only when a grant lets the process read
+/// it) and name, the language, time zone and terminal type.
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+];
+
+/// Which TCP connections a plugin process may open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TcpAccess {
+    /// Any: `network = true`, not filtered.
+    Any,
+    /// Only to these ports (none: no connection).
+    Ports(Vec<u16>),
+}
+
+/// Whether the kernel confines the plugin's processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confinement {
+    /// Under the Landlock ruleset made from its grants.
+    Kernel,
+    /// Without it: the kernel has none, and the manifest allowed this.
+    Unconfined,
+}
+
+/// How a plugin's processes run, given what the kernel `supports` and
+/// whether its manifest allows them to run `unconfined`: confined where the
+/// kernel can; else unconfined only when allowed (with a warning), else
+/// refused, saying why and what would load it.
+fn confinement(
+    supports: Result<(), String>,
+    unconfined: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Confinement, String> {
+    match supports {
+        Ok(()) => Ok(Confinement::Kernel),
+        Err(why) if unconfined => {
+            warnings.push(format!("its processes run unconfined, as its manifest allows: {why}"));
+            Ok(Confinement::Unconfined)
+        }
+        Err(why) => Err(format!(
+            "{why}; setting `unconfined = true` under [capabilities] in its plugin.toml would run its processes without the kernel sandbox"
+        )),
+    }
+}
+
+/// What every process of one plugin may reach, and how it is started.
+#[derive(Debug, Clone)]
+pub struct ProcessSandbox {
+    /// Files and folders the plugin may read as its own (its folder, its
+    /// entry), besides its grants.
+    own: Vec<PathBuf>,
+    grants: Grants,
+    tcp: TcpAccess,
+    env: Vec<(String, String)>,
+    confinement: Confinement,
+    /// Loaded for a check: nothing may be written, and no connection made.
+    dry_run: bool,
+    warnings: Vec<String>,
+}
+
+impl ProcessSandbox {
+    /// The sandbox of `candidate`'s processes, from its manifest and its
+    /// opened `grants`. `Err` says why the plugin cannot have one here (no
+    /// Landlock, and no `unconfined` opt-in).
+    pub fn for_plugin(candidate: &Candidate, grants: &Grants) -> Result<ProcessSandbox, String> {
+        let capabilities = &candidate.manifest.capabilities;
+        let mut warnings = Vec::new();
+        let confinement = confinement(kernel::support(), capabilities.unconfined, &mut warnings)?;
+        let tcp = match &capabilities.network {
+            _ if candidate.dry_run => TcpAccess::Ports(Vec::new()),
+            Network::Granted(true) => TcpAccess::Any,
+            Network::Granted(false) => TcpAccess::Ports(Vec::new()),
+            Network::Hosts(_) => {
+                warnings.push("its processes open no network connection: the kernel sandbox filters ports, not hosts, so a list of hosts cannot be enforced there; `network = true` would allow every host".into());
+                TcpAccess::Ports(Vec::new())
+            }
+        };
+        let mut own = vec![candidate.base_dir().to_path_buf()];
+        if !candidate.entry.starts_with(candidate.base_dir()) {
+            own.push(candidate.entry.clone());
+        }
+        let granted = capabilities.env.iter().map(String::as_str);
+        // A home the process cannot read is left out: programs then skip
+        // their per-user settings (git fails on an unreadable
+        // `~/.gitconfig`, and skips an absent one).
+        let readable = |path: &std::path::Path| {
+            own.iter().any(|o| path.starts_with(o))
+                || grants.iter().any(|g| path.starts_with(g.real()))
+        };
+        let env = BASE_ENV
+            .iter()
+            .copied()
+            .filter(|name| *name != "HOME")
+            .chain(granted)
+            .chain(
+                std::env::var_os("HOME")
+                    .filter(|h| readable(h.as_ref()))
+                    .map(|_| "HOME"),
+            )
+            .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
+            .collect();
+        Ok(ProcessSandbox {
+            own,
+            grants: grants.clone(),
+            tcp,
+            env,
+            confinement,
+            dry_run: candidate.dry_run,
+            warnings,
+        })
+    }
+
+    /// A sandbox with `grants`, no network and the base environment, for
+    /// the host's own unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests(grants: Grants) -> ProcessSandbox {
+        kernel::support().expect("these tests need Landlock");
+        ProcessSandbox {
+            own: Vec::new(),
+            grants,
+            tcp: TcpAccess::Ports(Vec::new()),
+            env: BASE_ENV
+                .iter()
+                .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
+                .collect(),
+            confinement: Confinement::Kernel,
+            dry_run: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Whether the kernel confines these processes.
+    pub fn confinement(&self) -> Confinement {
+        self.confinement
+    }
+
+    /// What a check should show about the sandbox besides its success: an
+    /// unconfined run, a network grant the kernel cannot enforce.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The environment a process gets: the granted variables and
+    /// [`BASE_ENV`], as the host had them when the plugin loaded.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// A command for `program` with only the sandbox's environment; add its
+    /// arguments and start it with [`ProcessSandbox::spawn`].
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut command = Command::new(program);
+        command
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+
+    /// Start `command` in the sandbox: confined by the kernel, in its own
+    /// process group, killed with the host. Also allow reading `extra`
+    /// (a runtime outside the system's folders, such as a `node` installed
+    /// under the user's home).
+    pub fn spawn(&self, mut command: Command, extra: &[PathBuf]) -> io::Result<PluginProcess> {
+        let mut confine = match self.confinement {
+            Confinement::Kernel => {
+                let read = self.own.iter().chain(extra);
+                // A check writes nothing, even where a run may.
+                let access = |a| if self.dry_run { Access::Read } else { a };
+                let grants = self.grants.iter().map(|g| (g.handle(), access(g.access())));
+                let ruleset = kernel::ruleset(read, grants, &self.tcp).map_err(|e| {
+                    io::Error::other(format!("cannot make the kernel sandbox: {e}"))
+                })?;
+                Some(ruleset)
+            }
+            Confinement::Unconfined => None,
+        };
+        life::prepare(&mut command, move || match confine.take() {
+            Some(ruleset) => ruleset
+                .restrict_self()
+                .map(drop)
+                .map_err(|_| io::Error::from_raw_os_error(libc::EPERM)),
+            None => Ok(()),
+        });
+        life::spawn(command)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_landlock_a_process_is_refused_unless_the_manifest_opts_in() {
+        let missing = || Err("the kernel cannot confine plugin processes".to_string());
+        let mut warnings = Vec::new();
+        let refused = confinement(missing(), false, &mut warnings).unwrap_err();
+        assert!(refused.contains("the kernel cannot confine"), "{refused}");
+        assert!(refused.contains("`unconfined = true`"), "{refused}");
+        assert!(warnings.is_empty());
+        assert_eq!(
+            confinement(missing(), true, &mut warnings),
+            Ok(Confinement::Unconfined)
+        );
+        assert!(warnings[0].contains("unconfined"), "{warnings:?}");
+        let mut warnings = Vec::new();
+        // Where the kernel can, the opt-in changes nothing.
+        assert_eq!(
+            confinement(Ok(()), true, &mut warnings),
+            Ok(Confinement::Kernel)
+        );
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn this_kernel_confines_plugin_processes() {
+        // The machines this project is built and tested on have Landlock
+        // ABI 6 or newer; without it every sandbox test would pass vacuously.
+        assert_eq!(kernel::support(), Ok(()));
+    }
+}
