@@ -219,10 +219,17 @@ fn install_mcp_adapter(dir: &Path, manifest: &str) {
 /// variable it is granted; written, since it keeps its metadata cache
 /// there) and, with `exec`, start the servers `mcp.json` names, with
 /// `extra` appended.
+///
+/// The servers run in the plugin's kernel sandbox, so the manifest also
+/// lets them read the fixture server and the MCP SDK it imports.
 fn mcp_manifest(exec: bool, extra: &str) -> String {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let modules = packages().join("pi-mcp-adapter/node_modules");
     format!(
-        "[capabilities]\nexec = {exec}\nenv = [\"PI_CODING_AGENT_DIR\"]\nwrite = [{:?}]\n{extra}",
-        mcp_agent_dir()
+        "[capabilities]\nexec = {exec}\nenv = [\"PI_CODING_AGENT_DIR\"]\nwrite = [{:?}]\nread = [{:?}, {:?}]\n{extra}",
+        mcp_agent_dir(),
+        fixtures,
+        modules
     )
 }
 
