@@ -97,11 +97,16 @@ impl RunHooks for RunSet {
         for session in self.with(Hook::Tools) {
             for spec in session.tools().await {
                 if seen.insert(spec.name.clone()) {
-                    tools.push(Arc::new(PluginTool::new(
-                        Arc::clone(session),
-                        spec,
-                        Arc::clone(&self.terminations),
-                    )));
+                    let tool =
+                        PluginTool::new(Arc::clone(session), spec, Arc::clone(&self.terminations));
+                    // A schema over the host's budget: the tool is not
+                    // offered (its name stays taken, so no later plugin's
+                    // tool takes its place).
+                    if let Some(why) = tool.refusal() {
+                        tracing::warn!(run_id = %self.run.run_id, plugin = %session.name(), tool = %tool.name(), "{why}");
+                        continue;
+                    }
+                    tools.push(Arc::new(tool));
                 } else {
                     tracing::warn!(run_id = %self.run.run_id, plugin = %session.name(), tool = %spec.name, "tool name already offered by a plugin that runs earlier; ignored");
                 }
