@@ -58,13 +58,43 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// The folder relative paths in the manifest are resolved against.
+    /// The folder relative paths in the manifest are resolved against: a
+    /// folder plugin's own folder; for a single-file plugin, the directory
+    /// the file is in (it has no manifest of its own, so this only names
+    /// where its module names and `ctx.pluginDir` start). Not what the
+    /// plugin may read: see [`own_paths`](Self::own_paths).
     pub fn base_dir(&self) -> &Path {
         if self.root.is_dir() {
             &self.root
         } else {
             self.root.parent().unwrap_or(Path::new("."))
         }
+    }
+
+    /// The paths the plugin may read as its own, symlinks resolved: a
+    /// folder plugin's folder; for a single-file plugin, the file alone and
+    /// the `node_modules` folder of the directory it is in, if there is
+    /// one (its packages). Everything an engine loads as the plugin's code
+    /// (imports, requires, TypeScript the host strips for Node) and every
+    /// path a sandbox lets it read as its own comes from this list; a path
+    /// that does not resolve is left out. A single-file plugin in the
+    /// plugin directory so cannot import or read another plugin's files.
+    /// (A manifest's `entry` outside its folder, and its grants, are added
+    /// by the engines on top.)
+    pub fn own_paths(&self) -> Vec<PathBuf> {
+        let mut own = Vec::new();
+        if self.root.is_dir() {
+            own.push(self.root.clone());
+        } else {
+            own.push(self.root.clone());
+            let packages = self.base_dir().join("node_modules");
+            if packages.is_dir() {
+                own.push(packages);
+            }
+        }
+        own.into_iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect()
     }
 }
 
@@ -509,6 +539,29 @@ pub fn detect_ecosystem_in(source: &str) -> Ecosystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_single_files_own_paths_are_the_file_and_the_directorys_packages() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("spy.ts"), "export default {};").unwrap();
+        std::fs::create_dir_all(dir.path().join("victim")).unwrap();
+        std::fs::write(dir.path().join("victim/index.ts"), "export default {};").unwrap();
+        let real = |p: &str| dir.path().join(p).canonicalize().unwrap();
+        let own = |name: &str| {
+            scan(dir.path())
+                .unwrap()
+                .into_iter()
+                .find_map(|f| match f {
+                    Found::Plugin(c) if c.name == name => Some(c.own_paths()),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        assert_eq!(own("spy"), [real("spy.ts")]);
+        assert_eq!(own("victim"), [real("victim")]);
+        std::fs::create_dir(dir.path().join("node_modules")).unwrap();
+        assert_eq!(own("spy"), [real("spy.ts"), real("node_modules")]);
+    }
 
     #[test]
     fn files_map_to_engines_and_unknown_files_are_refused() {

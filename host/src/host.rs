@@ -101,13 +101,19 @@ impl PluginHost {
     fn open_with(dir: &Path, adapters: Adapters, dry_run: bool) -> Result<Self, HostError> {
         let registry = Registry::open(dir, adapters, dry_run)?;
         let weak = Arc::downgrade(&registry);
-        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if event.is_ok_and(|event| marks_dirty(&event)) {
-                if let Some(registry) = weak.upgrade() {
-                    registry.mark_dirty();
+        // Symlinks are never followed: a link in a plugin's folder (to
+        // `/usr`, `/proc`, a home directory) would cost a watch for every
+        // folder below where it leads.
+        let watcher = notify::RecommendedWatcher::new(
+            move |event: notify::Result<notify::Event>| {
+                if event.is_ok_and(|event| marks_dirty(&event)) {
+                    if let Some(registry) = weak.upgrade() {
+                        registry.mark_dirty();
+                    }
                 }
-            }
-        });
+            },
+            notify::Config::default().with_follow_symlinks(false),
+        );
         let watcher = match watcher {
             Ok(mut watcher) => {
                 for warning in watch(&mut watcher, dir) {
@@ -225,6 +231,11 @@ fn marks_dirty(event: &notify::Event) -> bool {
 /// so one bad folder costs only its own changes. A change the watcher
 /// misses is still seen at the next run when the directory's top level
 /// changed, or after [`PluginHost::reload`].
+///
+/// No symlink is descended through (the watcher is made with
+/// `follow_symlinks(false)`, and a top-level folder that is a link is not
+/// watched one by one either): a link is a name in its folder, and a
+/// change where it leads is not the plugin directory's.
 fn watch(watcher: &mut impl Watcher, dir: &Path) -> Vec<String> {
     let Err(whole) = watcher.watch(dir, RecursiveMode::Recursive) else {
         return Vec::new();
@@ -237,7 +248,10 @@ fn watch(watcher: &mut impl Watcher, dir: &Path) -> Vec<String> {
             "cannot watch the plugin directory's top level ({e}); changes are seen through its top-level fingerprint at the next run"
         ));
     }
-    for folder in scan_folders(dir) {
+    let real_folders = scan_folders(dir)
+        .into_iter()
+        .filter(|f| f.symlink_metadata().is_ok_and(|m| m.is_dir()));
+    for folder in real_folders {
         if let Err(e) = watcher.watch(&folder, RecursiveMode::Recursive) {
             warnings.push(format!(
                 "cannot watch {} ({e}); changes inside it are seen after a reload",

@@ -72,7 +72,7 @@
 //! | Hook | How several plugins combine |
 //! | --- | --- |
 //! | `tools` | the agent's own tools win a name clash, then the plugin that runs first |
-//! | `before_tool` | in order; the first deny ends the chain; a rewrite feeds the next. When the arguments were rewritten, every plugin that ran before the last rewrite judges the final arguments again: a deny wins, a rewrite on the recheck is ignored |
+//! | `before_tool` | in order; the first deny ends the chain; a rewrite feeds the next. When the arguments were rewritten, every plugin that ran before the last rewrite judges the final arguments again, and rechecks converge or deny: a deny wins, and a plugin that would rewrite them again (a later plugin undid or overrode its rewrite) denies the call, naming itself and the plugin that made the last rewrite |
 //! | `after_tool` | chained; each sees the previous edit |
 //! | `before_model` | notes joined with newlines; the first stop wins |
 //! | `on_input` | the first reject wins |

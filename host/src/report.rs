@@ -124,7 +124,15 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
         };
         let session = PluginSession::open(Arc::clone(plugin), run, CancellationToken::new()).await;
         match session.call::<kind::Tools>(session.run.clone()).await {
-            Ok(specs) => tools = specs.into_iter().map(|t| t.name).collect(),
+            Ok(specs) => {
+                for spec in specs {
+                    let check = crate::arguments::ArgumentCheck::new(&spec.name, &spec.parameters);
+                    match check.refusal() {
+                        Some(why) => warnings.push(why.to_string()),
+                        None => tools.push(spec.name),
+                    }
+                }
+            }
             // Not the model's eyes: the person running `check` gets the detail.
             Err(e) => warnings.push(format!("listing its tools failed: {}", e.error)),
         }

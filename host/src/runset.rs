@@ -28,6 +28,9 @@ struct Derived {
     latest_user_text: Option<String>,
 }
 
+/// How a deny the host itself decides starts (the fixed text of R3).
+const DENIED: &str = "[yohost] call denied: ";
+
 /// Why a run stops when its tools asked it (`terminate`).
 const TERMINATED: &str = "the turn's tools ended the run";
 
@@ -94,11 +97,16 @@ impl RunHooks for RunSet {
         for session in self.with(Hook::Tools) {
             for spec in session.tools().await {
                 if seen.insert(spec.name.clone()) {
-                    tools.push(Arc::new(PluginTool::new(
-                        Arc::clone(session),
-                        spec,
-                        Arc::clone(&self.terminations),
-                    )));
+                    let tool =
+                        PluginTool::new(Arc::clone(session), spec, Arc::clone(&self.terminations));
+                    // A schema over the host's budget: the tool is not
+                    // offered (its name stays taken, so no later plugin's
+                    // tool takes its place).
+                    if let Some(why) = tool.refusal() {
+                        tracing::warn!(run_id = %self.run.run_id, plugin = %session.name(), tool = %tool.name(), "{why}");
+                        continue;
+                    }
+                    tools.push(Arc::new(tool));
                 } else {
                     tracing::warn!(run_id = %self.run.run_id, plugin = %session.name(), tool = %spec.name, "tool name already offered by a plugin that runs earlier; ignored");
                 }
@@ -195,12 +203,21 @@ impl RunHooks for RunSet {
             return ToolDecision::Allow;
         };
         // Every policy that judged arguments a later one rewrote judges the
-        // final ones: a deny wins, a rewrite is ignored.
+        // final ones. Rechecks converge or deny: a deny wins, and so does a
+        // rewrite (the policy would change the arguments again, so the later
+        // rewrite undid or overrode its own), as a deny naming both plugins.
         for session in &policies[..last] {
             match session.before_tool(request(&args)).await {
                 ToolDecision::Allow => {}
+                ToolDecision::Modify(again) if again == args => {}
                 ToolDecision::Modify(_) => {
-                    tracing::debug!(run_id = %self.run.run_id, plugin = %session.name(), "a rewrite on a recheck is ignored")
+                    let reason = format!(
+                        "{}plugin '{}' would rewrite the call again after plugin '{}' rewrote it: rewrites must converge",
+                        DENIED,
+                        session.name(),
+                        policies[last].name()
+                    );
+                    return denied(&at, session, ToolDecision::Deny(reason));
                 }
                 deny => return denied(&at, session, deny),
             }

@@ -23,6 +23,12 @@ pub(crate) struct PluginTool {
 }
 
 impl PluginTool {
+    /// Why the tool is refused at load (its schema is over the host's
+    /// budget), naming it and what exceeded.
+    pub(crate) fn refusal(&self) -> Option<&str> {
+        self.arguments.refusal()
+    }
+
     pub(crate) fn new(
         session: Arc<PluginSession>,
         spec: ToolSpec,

@@ -11,8 +11,8 @@
 //! - `extensions()` gives one extension per plugin, named after it;
 //! - as a tree extension, sub-agent runs are gated too;
 //! - rechecks: a policy judges arguments a later plugin rewrote, and so it
-//!   does when an extension outside yohost rewrote them; a rewrite on a
-//!   recheck is ignored;
+//!   does when an extension outside yohost rewrote them; a policy that would
+//!   rewrite the final arguments again denies the call, naming both plugins;
 //! - what the model reads about a failure is fixed text: a plugin's error
 //!   text (which may hold a secret) reaches the log only, with `error_kind`;
 //! - a plugin's own error keeps it serving the run; a crash, running out of
@@ -552,17 +552,54 @@ async fn a_policy_judges_the_arguments_a_later_plugin_rewrote() {
     assert_eq!(*seen.lock().unwrap(), ["echo safe", "rm -rf /"]);
 }
 
+/// Rechecks converge or deny: a policy that would rewrite the final
+/// arguments again (a later plugin undid its rewrite) denies the call, and
+/// the reason names both plugins.
 #[tokio::test]
-async fn a_rewrite_on_a_recheck_is_ignored() {
+async fn a_rewrite_a_later_plugin_undoes_denies_the_call_naming_both() {
+    let force = |from: &'static str, to: &'static str| {
+        move |call: HookCall| match call {
+            HookCall::BeforeTool(a) if a.args["command"] == from => Ok(HookReply::BeforeTool(
+                BeforeToolReply::Rewrite(json!({ "command": to })),
+            )),
+            _ => Ok(HookReply::BeforeTool(BeforeToolReply::Allow)),
+        }
+    };
     let host = host(vec![
-        plugin("fussy", 1, &[Hook::BeforeTool], |call| match call {
-            HookCall::BeforeTool(a) if a.args["command"] == "echo safe" => {
-                Ok(HookReply::BeforeTool(BeforeToolReply::Allow))
-            }
-            _ => Ok(HookReply::BeforeTool(BeforeToolReply::Rewrite(
-                json!({"command": "echo from the recheck"}),
-            ))),
-        }),
+        plugin(
+            "lease",
+            1,
+            &[Hook::BeforeTool],
+            force("git push --force", "git push --force-with-lease"),
+        ),
+        plugin(
+            "undo",
+            2,
+            &[Hook::BeforeTool],
+            force("git push --force-with-lease", "git push --force"),
+        ),
+    ]);
+    let (agent, bash) = scripted_bash(vec![
+        call("bash", json!({"command": "git push --force"})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    assert!(bash.commands().is_empty(), "the tool never runs");
+    assert!(results[0].2, "{results:?}");
+    assert!(
+        results[0]
+            .1
+            .contains("plugin 'lease' would rewrite the call again after plugin 'undo' rewrote it"),
+        "{results:?}"
+    );
+}
+
+/// A recheck whose rewrite gives the arguments it was shown converges.
+#[tokio::test]
+async fn a_recheck_that_rewrites_to_the_same_arguments_allows() {
+    let host = host(vec![
+        rewrite_to("idempotent", 1, "ls /tmp"),
         rewrite_to("lister", 2, "ls /tmp"),
     ]);
     let (agent, bash) = scripted_bash(echo_safe_call());

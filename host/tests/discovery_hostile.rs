@@ -28,12 +28,17 @@ use yohost::manifest::{ManifestError, NameError};
 use yohost::source::ReadError;
 use yohost::{Ecosystem, EngineKind, LoadError, PluginHost, Status};
 
-/// A JS policy that appends ` +js` to every `echo`.
+/// A JS policy that appends ` +js` to every `echo`. On a recheck (the
+/// text starts with what it made) it allows, so that two of them converge.
 const JS_TAGGER: &str = r#"import { definePlugin } from "yohost";
+const made = new Set();
 export default definePlugin({
   before_tool({ tool, args }) {
     if (tool !== "echo") return null;
-    return { args: { text: args.text + " +js" } };
+    if ([...made].some((text) => args.text.startsWith(text))) return null;
+    const text = args.text + " +js";
+    made.add(text);
+    return { args: { text } };
   },
 });
 "#;

@@ -282,3 +282,62 @@ async fn a_replaced_plugin_unloads_off_the_thread_and_dropping_the_host_waits_fo
         "dropping the host waited for version 1's session_shutdown"
     );
 }
+
+/// The inodes every inotify watch of this process is on (Linux).
+#[cfg(target_os = "linux")]
+fn watched_inodes() -> std::collections::HashSet<u64> {
+    let mut inodes = std::collections::HashSet::new();
+    for fd in std::fs::read_dir("/proc/self/fdinfo").unwrap().flatten() {
+        let Ok(info) = std::fs::read_to_string(fd.path()) else {
+            continue;
+        };
+        for line in info.lines().filter(|l| l.starts_with("inotify wd:")) {
+            if let Some(ino) = line
+                .split_whitespace()
+                .find_map(|field| field.strip_prefix("ino:"))
+            {
+                inodes.insert(u64::from_str_radix(ino, 16).unwrap());
+            }
+        }
+    }
+    inodes
+}
+
+/// The directory watcher never descends through a symlink: a plugin's
+/// folder linking to a tree outside the plugin directory (a link to `/usr`
+/// cost 15,257 watches; one to `/proc` descended into it) costs no watch
+/// of that tree, nor does a top-level link to it; the plugin directory's
+/// own folders are watched.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_watcher_does_not_follow_symlinks_out_of_the_plugin_directory() {
+    use std::os::unix::fs::MetadataExt;
+    let outside = tempfile::tempdir().unwrap();
+    let mut outside_inodes = Vec::new();
+    for i in 0..20 {
+        let folder = outside.path().join(format!("d{i}/e"));
+        std::fs::create_dir_all(&folder).unwrap();
+        outside_inodes.push(std::fs::metadata(&folder).unwrap().ino());
+        outside_inodes.push(std::fs::metadata(folder.parent().unwrap()).unwrap().ino());
+    }
+    outside_inodes.push(std::fs::metadata(outside.path()).unwrap().ino());
+    let dir = plugin_dir();
+    write(dir.path(), "spy/plugin.toml", "name = \"spy\"\n");
+    std::fs::create_dir(dir.path().join("spy/own")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("spy/usr")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+    let host = PluginHost::open(dir.path()).unwrap();
+    let watched = watched_inodes();
+    let own = std::fs::metadata(dir.path().join("spy/own")).unwrap().ino();
+    assert!(watched.contains(&own), "the plugin's own folder is watched");
+    let followed: Vec<&u64> = outside_inodes
+        .iter()
+        .filter(|ino| watched.contains(ino))
+        .collect();
+    assert!(
+        followed.is_empty(),
+        "{} folders outside the plugin directory are watched",
+        followed.len()
+    );
+    drop(host);
+}

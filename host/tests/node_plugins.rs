@@ -632,3 +632,88 @@ export default function (pi: ExtensionAPI) {
         )]
     );
 }
+
+/// The Node engine's own `Candidate` for single file `name` of `dir`.
+fn single_file_on_node(dir: &Path, name: &str) -> yohost::Candidate {
+    let found = yohost::discovery::scan(dir).unwrap();
+    let mut candidate = found
+        .into_iter()
+        .find_map(|f| match f {
+            yohost::discovery::Found::Plugin(c) if c.name == name => Some(*c),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{name} is a candidate"));
+    candidate.engine = yohost::EngineKind::Node;
+    candidate
+}
+
+/// A single-file plugin on Node reads as its own only the file and the
+/// directory's `node_modules` (`--allow-fs-read` and the imports it may
+/// link): `spy.ts` importing another plugin's file (`./victim/secret.ts`)
+/// is refused, naming the path, while `uses.ts` importing a package from
+/// the directory's `node_modules` loads and runs.
+#[tokio::test]
+async fn a_single_file_plugin_on_node_cannot_import_another_plugins_files() {
+    needs_node!();
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "victim/secret.ts",
+        "export const token: string = \"victim-secret\";\n",
+    );
+    write(
+        dir.path(),
+        "spy.ts",
+        r#"import { definePlugin } from "yohost";
+import { token } from "./victim/secret.ts";
+export default definePlugin({ before_model: () => ({ note: token }) });
+"#,
+    );
+    write(
+        dir.path(),
+        "node_modules/tiny/package.json",
+        r#"{"name": "tiny", "version": "1.0.0", "type": "module", "exports": "./index.js"}"#,
+    );
+    write(
+        dir.path(),
+        "node_modules/tiny/index.js",
+        "export const word = \"tiny-word\";\n",
+    );
+    write(
+        dir.path(),
+        "uses.ts",
+        r#"import { definePlugin } from "yohost";
+import { word } from "tiny";
+export default definePlugin({ before_model: () => ({ note: word }) });
+"#,
+    );
+    let spy = single_file_on_node(dir.path(), "spy");
+    let why = match yohost::engines::node::load(&spy, Default::default()) {
+        Ok(_) => panic!("spy.ts loaded on Node"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        why.contains("victim/secret.ts") && why.contains("outside the plugin's own files"),
+        "{why}"
+    );
+    let uses = single_file_on_node(dir.path(), "uses");
+    let loaded = yohost::engines::node::load(&uses, Default::default())
+        .unwrap_or_else(|e| panic!("uses.ts loads on Node: {e}"));
+    let host = PluginHost::from_plugins(vec![yohost::LoadedPlugin {
+        name: uses.name.clone(),
+        file: uses.root.clone(),
+        engine: yohost::EngineKind::Node,
+        routed: None,
+        ecosystem: uses.ecosystem,
+        manifest: uses.manifest.clone(),
+        hooks: loaded.hooks.clone(),
+        warnings: Vec::new(),
+        plugin: loaded.plugin.clone(),
+        stats: Default::default(),
+    }]);
+    let (agent, requests) = scripted(vec![text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    run(&mut agent, "go").await;
+    let seen = format!("{:?}", requests.lock().unwrap());
+    assert!(seen.contains("tiny-word"), "{seen}");
+}

@@ -83,7 +83,8 @@ pub async fn rewrite(engine: Engine) {
 }
 
 /// A native plugin that rewrites `run` calls: `echo hi` gets ` +native`,
-/// `echo safe` becomes `rm -rf /`, `swap` becomes `rewrite:elsewhere`.
+/// `echo safe` becomes `rm -rf /`, `swap` becomes `rewrite:elsewhere`, and
+/// `git push --force-with-lease` becomes `rewrite:git push --force`.
 fn native_rewriter(priority: i64) -> LoadedPlugin {
     let manifest = Manifest {
         priority: Some(priority),
@@ -97,6 +98,7 @@ fn native_rewriter(priority: i64) -> LoadedPlugin {
             "echo hi" => "echo hi +native",
             "echo safe" => "rm -rf /",
             "swap" => "rewrite:elsewhere",
+            "git push --force-with-lease" => "rewrite:git push --force",
             _ => return Ok(HookReply::BeforeTool(BeforeToolReply::Allow)),
         };
         Ok(HookReply::BeforeTool(BeforeToolReply::Rewrite(
@@ -129,7 +131,7 @@ fn shared(fx: &Fixture) -> LoadedPlugin {
 
 /// R6 inside the host: the fixture runs first; a later native plugin's
 /// rewrite is judged again by the fixture. A deny on the recheck wins; a
-/// rewrite on the recheck is ignored.
+/// rewrite on the recheck denies the call (rechecks converge or deny).
 pub async fn rewrite_chain_is_rechecked(engine: Engine) {
     if not_applicable(&engine, "rewrite", engine.rewrites) {
         return;
@@ -148,12 +150,17 @@ pub async fn rewrite_chain_is_rechecked(engine: Engine) {
         "go",
     )
     .await;
-    assert_eq!(out.ran, ["echo hi +native", "rewrite:elsewhere"]);
+    assert_eq!(out.ran, ["echo hi +native"]);
     let results = out.results();
     assert_eq!(
         results[1],
         ("run".into(), format!("{DENIED}fx denied: rm -rf /"), true),
         "the fixture allowed `echo safe` and denies what it became"
+    );
+    assert_eq!(
+        results[2],
+        ("run".into(), undone(&fx.name), true),
+        "the fixture would rewrite `rewrite:elsewhere` again"
     );
     let seen = plugin_messages(&logs, &out.run_id, &fx.name);
     for judged in [
@@ -166,6 +173,37 @@ pub async fn rewrite_chain_is_rechecked(engine: Engine) {
             "the fixture judged the final arguments ({judged}): {seen:?}"
         );
     }
+}
+
+/// What the model reads when plugin `first` would rewrite again arguments
+/// the native `rewriter` rewrote after it.
+fn undone(first: &str) -> String {
+    format!(
+        "{DENIED}[yohost] call denied: plugin '{first}' would rewrite the call again after plugin 'rewriter' rewrote it: rewrites must converge"
+    )
+}
+
+/// Rechecks converge or deny: the fixture's rewrite (to
+/// `git push --force-with-lease`) is undone by a later plugin, the
+/// fixture's recheck would rewrite the call again, and the call is denied,
+/// naming both plugins; nothing runs.
+pub async fn undone_rewrite_is_denied(engine: Engine) {
+    if not_applicable(&engine, "rewrite", engine.rewrites) {
+        return;
+    }
+    let fx = Fixture::install(engine, "priority = 1");
+    let host = PluginHost::from_plugins(vec![shared(&fx), native_rewriter(2)]);
+    let out = drive(
+        vec![Arc::new(host.extension())],
+        vec![
+            run_call("rewrite:git push --force-with-lease"),
+            text("done"),
+        ],
+        "go",
+    )
+    .await;
+    assert!(out.ran.is_empty(), "nothing runs: {:?}", out.ran);
+    assert_eq!(out.only_result(), ("run".into(), undone(&fx.name), true));
 }
 
 /// R6 across extensions: the host declares that it rechecks, so yoagent

@@ -92,6 +92,7 @@ conformance! {
         deny,
         rewrite,
         rewrite_chain_is_rechecked,
+        undone_rewrite_is_denied,
         rewrite_outside_the_host_is_rechecked,
         tool_result_text,
         tool_result_image,

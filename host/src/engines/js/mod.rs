@@ -170,8 +170,13 @@ pub fn load_with(
             needs,
         },
     };
-    let mut modules =
-        gather(candidate.base_dir(), &candidate.entry, flavor.builtins).map_err(refused)?;
+    let mut modules = gather(
+        candidate.base_dir(),
+        &candidate.own_paths(),
+        &candidate.entry,
+        flavor.builtins,
+    )
+    .map_err(refused)?;
     add_flavor(&mut modules, flavor).map_err(refused)?;
     let capabilities = &candidate.manifest.capabilities;
     let env = capabilities

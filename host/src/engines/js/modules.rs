@@ -130,9 +130,12 @@ pub enum GatherError {
     NeedsNode(NodeNeeds),
 }
 
-/// Walk the import graph from `entry`, within `base_dir`.
+/// Walk the import graph from `entry`, within `base_dir`: every file it
+/// imports or requires must resolve inside one of `own` (the plugin's own
+/// paths, resolved: [`Candidate::own_paths`](crate::discovery::Candidate::own_paths)).
 pub fn gather(
     base_dir: &Path,
+    own: &[PathBuf],
     entry: &Path,
     builtins: &[Builtin],
 ) -> Result<ModuleSet, GatherError> {
@@ -164,6 +167,7 @@ pub fn gather(
         if format != Format::Module {
             let mut found = Found {
                 base_dir: &base_dir,
+                own,
                 folder: &folder,
                 packages: &packages,
                 builtins,
@@ -187,6 +191,7 @@ pub fn gather(
                 builtin.specifier.to_string()
             } else if specifier.starts_with("./") || specifier.starts_with("../") {
                 let target = relative(&base_dir, &file, specifier)?;
+                confine(own, &file, specifier, &target)?;
                 if let Some(need) = native.need(&base_dir, &file, specifier, &target) {
                     needs.add(need);
                     continue;
@@ -207,6 +212,7 @@ pub fn gather(
                         resolved.map_err(|e| refused_import(&file, specifier, builtins, &e))?
                     }
                 };
+                confine(own, &file, specifier, &target)?;
                 if let Some(need) = native.need(&base_dir, &file, specifier, &target) {
                     needs.add(need);
                     continue;
@@ -395,6 +401,7 @@ fn refused_import(
 /// flavor's built-ins; and what it needs from Node.
 struct Found<'a> {
     base_dir: &'a Path,
+    own: &'a [PathBuf],
     folder: &'a Confined,
     packages: &'a Packages,
     builtins: &'a [Builtin],
@@ -431,6 +438,9 @@ fn gather_commonjs(
                 Required::Module(builtin.specifier.to_string())
             } else {
                 match found.packages.resolve(file, specifier, Request::Require) {
+                    Ok(target) if !is_own(found.own, &target) => {
+                        return Err(outside_own(found.own, file, specifier, &target))
+                    }
                     Ok(target) => match found.native.need(found.base_dir, file, specifier, &target)
                     {
                         Some(need) => {
@@ -599,6 +609,36 @@ fn relative(base_dir: &Path, from: &Path, specifier: &str) -> Result<PathBuf, Ga
     Ok(real)
 }
 
+/// Whether `file` (resolved) is one of the plugin's own paths or inside one.
+fn is_own(own: &[PathBuf], file: &Path) -> bool {
+    own.iter().any(|o| file.starts_with(o))
+}
+
+fn outside_own(own: &[PathBuf], from: &Path, specifier: &str, target: &Path) -> GatherError {
+    let own: Vec<String> = own.iter().map(|o| o.display().to_string()).collect();
+    GatherError::Refused(format!(
+        "{} imports \"{specifier}\", which resolves to {}, outside the plugin's own files ({})",
+        from.display(),
+        target.display(),
+        own.join(", ")
+    ))
+}
+
+/// Refuse `target` (what `specifier` in `from` resolved to) unless it is
+/// one of the plugin's own paths.
+fn confine(
+    own: &[PathBuf],
+    from: &Path,
+    specifier: &str,
+    target: &Path,
+) -> Result<(), GatherError> {
+    if is_own(own, target) {
+        Ok(())
+    } else {
+        Err(outside_own(own, from, specifier, target))
+    }
+}
+
 /// A plugin file's module name: its path relative to the plugin's folder,
 /// with `/` separators.
 fn module_name(base_dir: &Path, file: &Path) -> String {
@@ -613,6 +653,10 @@ fn module_name(base_dir: &Path, file: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn own(folder: &Path) -> Vec<PathBuf> {
+        vec![folder.canonicalize().unwrap()]
+    }
 
     const SDK: Builtin = Builtin {
         specifier: "yohost",
@@ -633,7 +677,13 @@ mod tests {
             "export const y: number = 2;",
         )
         .unwrap();
-        let set = gather(dir.path(), &dir.path().join("index.ts"), &[SDK]).unwrap();
+        let set = gather(
+            dir.path(),
+            &own(dir.path()),
+            &dir.path().join("index.ts"),
+            &[SDK],
+        )
+        .unwrap();
         assert_eq!(set.entry, "index.ts");
         assert_eq!(set.resolve("index.ts", "./lib/util"), Some("lib/util.ts"));
         assert_eq!(set.resolve("index.ts", "yohost"), Some("yohost"));
@@ -656,7 +706,8 @@ mod tests {
             "import net from \"node:net\"; import { s } from \"../secret.ts\"; console.log(s, net);",
         )
         .unwrap();
-        let Err(GatherError::NeedsNode(needs)) = gather(&plugin, &plugin.join("a.ts"), &[SDK])
+        let Err(GatherError::NeedsNode(needs)) =
+            gather(&plugin, &own(&plugin), &plugin.join("a.ts"), &[SDK])
         else {
             panic!("node:fs is a need for Node");
         };
@@ -669,7 +720,9 @@ mod tests {
             })
             .collect();
         assert_eq!(modules, ["node:fs", "node:net"]);
-        let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join("b.ts"), &[SDK]) else {
+        let Err(GatherError::Refused(why)) =
+            gather(&plugin, &own(&plugin), &plugin.join("b.ts"), &[SDK])
+        else {
             panic!("an escape must be refused, whatever else the file needs");
         };
         assert!(why.contains("outside the plugin's folder"), "{why}");
@@ -725,7 +778,8 @@ mod tests {
                 format!("import {{ s }} from \"{specifier}\"; export default s;"),
             )
             .unwrap();
-            let Err(GatherError::Refused(why)) = gather(&plugin, &plugin.join(importer), &[SDK])
+            let Err(GatherError::Refused(why)) =
+                gather(&plugin, &own(&plugin), &plugin.join(importer), &[SDK])
             else {
                 panic!("{specifier} must be refused");
             };
@@ -740,7 +794,7 @@ mod tests {
             "import { s } from \"./inside.ts\"; export default s;",
         )
         .unwrap();
-        let set = gather(&plugin, &plugin.join("c.ts"), &[SDK]).unwrap();
+        let set = gather(&plugin, &own(&plugin), &plugin.join("c.ts"), &[SDK]).unwrap();
         assert_eq!(set.resolve("c.ts", "./inside.ts"), Some("lib/inner.ts"));
     }
 
@@ -752,8 +806,12 @@ mod tests {
             "import { x, missing } from \"yohost\"; import other from \"yohost\"; export { gone } from \"yohost\"; console.log(x, missing, other);",
         )
         .unwrap();
-        let Err(GatherError::Refused(why)) = gather(dir.path(), &dir.path().join("a.ts"), &[SDK])
-        else {
+        let Err(GatherError::Refused(why)) = gather(
+            dir.path(),
+            &own(dir.path()),
+            &dir.path().join("a.ts"),
+            &[SDK],
+        ) else {
             panic!("missing names must be refused");
         };
         assert!(

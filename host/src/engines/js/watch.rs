@@ -11,9 +11,22 @@
 //! - Bounded: at most [`MAX_WATCHES`] watches per plugin, and at most
 //!   [`MAX_QUEUED_EVENTS`] events wait to be delivered; the rest are
 //!   counted and dropped (the plugin's log says how many).
+//! - The system's resources are budgeted, since the user's limits on them
+//!   are shared with every other program the user runs (8 pi extensions
+//!   with 16 watches each, one inotify instance per watch, used up the
+//!   default 128 instances, and other programs' `inotify_init()` failed).
+//!   A plugin's watches share one `notify` watcher (one inotify instance
+//!   and thread), made at its first watch and dropped with its last; the
+//!   host's plugins together hold at most [`HOST_MAX_WATCHERS`] of them.
+//!   A watch costs one system watch per folder it covers (a recursive
+//!   watch, every folder below, counted before it starts, symlinks not
+//!   followed); a plugin holds at most [`PLUGIN_MAX_SYSTEM_WATCHES`] and
+//!   the host's plugins together [`HOST_MAX_SYSTEM_WATCHES`]. A watch past
+//!   a budget is refused with an error naming it (`EMFILE` for watchers,
+//!   `ENOSPC` for system watches, as the system's own limits would say).
 //! - A watch ends when the plugin closes it, when its engine is rebuilt,
-//!   and when the plugin is dropped: its `notify` watcher, with the thread
-//!   and the system watch behind it, goes with it.
+//!   and when the plugin is dropped; the watcher, with the thread and the
+//!   system watches behind it, goes with the plugin's last watch.
 //!
 //! Events reach the plugin on its engine thread, only while one of its
 //! calls is in flight (as its timers do): the first event that arrives
@@ -35,6 +48,101 @@ pub const MAX_WATCHES: usize = 16;
 
 /// The most events that wait for the plugin; later ones are dropped.
 pub const MAX_QUEUED_EVENTS: usize = 1024;
+
+/// The most system (inotify) watches one plugin's watches may cost.
+pub const PLUGIN_MAX_SYSTEM_WATCHES: usize = 512;
+
+/// The most system (inotify) watches the host's plugins may cost together.
+pub const HOST_MAX_SYSTEM_WATCHES: usize = 4096;
+
+/// The most watchers (inotify instances) the host's plugins may hold
+/// together: one per plugin that watches.
+pub const HOST_MAX_WATCHERS: usize = 16;
+
+/// What the host's plugins hold of the system's watch resources, together.
+#[derive(Debug, Default)]
+pub struct WatchBudget {
+    watchers: Mutex<usize>,
+    system_watches: Mutex<usize>,
+}
+
+/// The host process's budget, shared by every plugin's watches.
+pub static HOST_BUDGET: WatchBudget = WatchBudget {
+    watchers: Mutex::new(0),
+    system_watches: Mutex::new(0),
+};
+
+fn reserve(counter: &Mutex<usize>, n: usize, limit: usize) -> bool {
+    let mut held = counter.lock().unwrap_or_else(|e| e.into_inner());
+    if *held + n > limit {
+        return false;
+    }
+    *held += n;
+    true
+}
+
+fn give_back(counter: &Mutex<usize>, n: usize) {
+    let mut held = counter.lock().unwrap_or_else(|e| e.into_inner());
+    *held = held.saturating_sub(n);
+}
+
+impl WatchBudget {
+    /// How many watchers and system watches are held now.
+    pub fn held(&self) -> (usize, usize) {
+        let read = |m: &Mutex<usize>| *m.lock().unwrap_or_else(|e| e.into_inner());
+        (read(&self.watchers), read(&self.system_watches))
+    }
+}
+
+/// System watches taken from a budget, given back when dropped.
+struct SystemWatches {
+    budget: &'static WatchBudget,
+    n: usize,
+}
+
+impl Drop for SystemWatches {
+    fn drop(&mut self) {
+        give_back(&self.budget.system_watches, self.n);
+    }
+}
+
+/// A watcher taken from a budget, given back when dropped (after the
+/// watcher itself: it is the last field of [`SharedWatcher`]).
+struct WatcherSlot {
+    budget: &'static WatchBudget,
+}
+
+impl Drop for WatcherSlot {
+    fn drop(&mut self) {
+        give_back(&self.budget.watchers, 1);
+    }
+}
+
+/// How many system watches watching `root` costs: one, or for a recursive
+/// watch of a folder one per folder at or below it (symlinks not
+/// followed), counting stops past `limit`.
+fn cost(root: &Path, recursive: bool, limit: usize) -> usize {
+    if !recursive || !root.is_dir() {
+        return 1;
+    }
+    let mut count = 0;
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        count += 1;
+        if count > limit {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                folders.push(entry.path());
+            }
+        }
+    }
+    count
+}
 
 /// What happened to a watched name, in Node's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -67,6 +175,24 @@ pub enum WatchError {
     /// The plugin holds [`MAX_WATCHES`] already.
     #[error("a plugin may hold at most {MAX_WATCHES} watches: close one first")]
     TooMany,
+    /// The watch would take the plugin past [`PLUGIN_MAX_SYSTEM_WATCHES`].
+    #[error("a plugin's watches may cost at most {PLUGIN_MAX_SYSTEM_WATCHES} system watches (one per folder watched); this one needs {needed} and {left} are left")]
+    PluginSystemWatches {
+        /// What the watch needs.
+        needed: usize,
+        /// What the plugin has left.
+        left: usize,
+    },
+    /// The watch would take the host's plugins past
+    /// [`HOST_MAX_SYSTEM_WATCHES`].
+    #[error("the host's plugins may hold at most {HOST_MAX_SYSTEM_WATCHES} system watches together (one per folder watched); this one needs {needed}")]
+    HostSystemWatches {
+        /// What the watch needs.
+        needed: usize,
+    },
+    /// The host's plugins hold [`HOST_MAX_WATCHERS`] watchers already.
+    #[error("the host's plugins may hold at most {HOST_MAX_WATCHERS} watchers (inotify instances, one per plugin that watches) together; no more are left")]
+    HostWatchers,
     /// The system refused the watch (its limit on watches, say).
     #[error("the system refused the watch: {0}")]
     System(#[from] notify::Error),
@@ -77,7 +203,10 @@ impl WatchError {
     pub fn code(&self) -> &'static str {
         match self {
             WatchError::File(e) => e.code(),
-            WatchError::TooMany => "EMFILE",
+            WatchError::TooMany | WatchError::HostWatchers => "EMFILE",
+            WatchError::PluginSystemWatches { .. } | WatchError::HostSystemWatches { .. } => {
+                "ENOSPC"
+            }
             WatchError::System(_) => "ENOSPC",
         }
     }
@@ -141,25 +270,62 @@ fn change_of(kind: &EventKind) -> Option<Change> {
     }
 }
 
-/// A plugin's watches. Lives on its engine thread; the watchers' threads
-/// only add to the queue and wake the engine thread.
+/// One watch of the plugin.
+struct Active {
+    root: PathBuf,
+    recursive: bool,
+    /// The system watches it was counted for.
+    cost: SystemWatches,
+}
+
+/// The plugin's one `notify` watcher and what it watches.
+struct SharedWatcher {
+    watcher: RecommendedWatcher,
+    /// Path → whether it is watched recursively.
+    watched: BTreeMap<PathBuf, bool>,
+    /// Last: given back after the watcher is gone.
+    _slot: WatcherSlot,
+}
+
+/// A plugin's watches. Lives on its engine thread; the watcher's thread
+/// only adds to the queue and wakes the engine thread.
 pub struct Watches {
     queue: Arc<Mutex<Queue>>,
     wake: Arc<dyn Fn() + Send + Sync>,
-    active: RefCell<BTreeMap<u64, RecommendedWatcher>>,
+    /// The watches' scopes, which the watcher's thread reads.
+    scopes: Arc<Mutex<Vec<Scope>>>,
+    active: RefCell<BTreeMap<u64, Active>>,
+    shared: RefCell<Option<SharedWatcher>>,
     next: Cell<u64>,
+    budget: &'static WatchBudget,
 }
 
 impl Watches {
     /// No watches yet; `wake` is called (from a watcher's thread) when
-    /// events start to wait.
+    /// events start to wait. Counted in the host's [`HOST_BUDGET`].
     pub fn new(wake: impl Fn() + Send + Sync + 'static) -> Self {
+        Self::with_budget(wake, &HOST_BUDGET)
+    }
+
+    /// As [`new`](Self::new), counted in `budget`.
+    pub fn with_budget(
+        wake: impl Fn() + Send + Sync + 'static,
+        budget: &'static WatchBudget,
+    ) -> Self {
         Watches {
             queue: Arc::default(),
             wake: Arc::new(wake),
+            scopes: Arc::default(),
             active: RefCell::default(),
+            shared: RefCell::default(),
             next: Cell::new(0),
+            budget,
         }
+    }
+
+    /// The system watches the plugin's watches cost now.
+    fn system_watches(&self) -> usize {
+        self.active.borrow().values().map(|a| a.cost.n).sum()
     }
 
     /// Watch `root` (resolved, inside a grant: see
@@ -169,45 +335,161 @@ impl Watches {
         if self.active.borrow().len() >= MAX_WATCHES {
             return Err(WatchError::TooMany);
         }
-        let id = self.next.get() + 1;
-        self.next.set(id);
         let is_dir = root.is_dir();
-        let mode = if recursive && is_dir {
-            RecursiveMode::Recursive
-        } else {
-            RecursiveMode::NonRecursive
+        let recursive = recursive && is_dir;
+        let left = PLUGIN_MAX_SYSTEM_WATCHES.saturating_sub(self.system_watches());
+        let needed = cost(&root, recursive, left);
+        if needed > left {
+            return Err(WatchError::PluginSystemWatches { needed, left });
+        }
+        if !reserve(&self.budget.system_watches, needed, HOST_MAX_SYSTEM_WATCHES) {
+            return Err(WatchError::HostSystemWatches { needed });
+        }
+        let cost = SystemWatches {
+            budget: self.budget,
+            n: needed,
         };
-        let scope = Scope {
+        let id = self.next.get() + 1;
+        let mut shared = self.shared.borrow_mut();
+        if shared.is_none() {
+            *shared = Some(self.new_watcher()?);
+        }
+        let shared_watcher = shared.as_mut().expect("made above");
+        let covered = shared_watcher.watched.iter().any(|(path, deep)| {
+            (*path == root && (*deep || !recursive)) || (*deep && root.starts_with(path))
+        });
+        if !covered {
+            let mode = if recursive {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            if let Err(e) = shared_watcher.watcher.watch(&root, mode) {
+                if self.active.borrow().is_empty() {
+                    *shared = None;
+                }
+                return Err(e.into());
+            }
+            if recursive {
+                // Its walk took over what it covers.
+                shared_watcher
+                    .watched
+                    .retain(|path, _| !path.starts_with(&root));
+            }
+            shared_watcher.watched.insert(root.clone(), recursive);
+        }
+        self.next.set(id);
+        self.lock_scopes().push(Scope {
             id,
             root: root.clone(),
             is_dir,
             recursive,
+        });
+        self.active.borrow_mut().insert(
+            id,
+            Active {
+                root,
+                recursive,
+                cost,
+            },
+        );
+        Ok(id)
+    }
+
+    /// The plugin's watcher, taken from the host's budget.
+    fn new_watcher(&self) -> Result<SharedWatcher, WatchError> {
+        if !reserve(&self.budget.watchers, 1, HOST_MAX_WATCHERS) {
+            return Err(WatchError::HostWatchers);
+        }
+        let slot = WatcherSlot {
+            budget: self.budget,
         };
         let queue = Arc::clone(&self.queue);
         let wake = Arc::clone(&self.wake);
-        let mut watcher = RecommendedWatcher::new(
+        let scopes = Arc::clone(&self.scopes);
+        let watcher = RecommendedWatcher::new(
             move |event: notify::Result<Event>| {
                 if let Ok(event) = event {
-                    push(&queue, &*wake, &scope, &event);
+                    let scopes = scopes.lock().unwrap_or_else(|e| e.into_inner());
+                    for scope in scopes.iter() {
+                        push(&queue, &*wake, scope, &event);
+                    }
                 }
             },
             Config::default().with_follow_symlinks(false),
         )?;
-        watcher.watch(&root, mode)?;
-        self.active.borrow_mut().insert(id, watcher);
-        Ok(id)
+        Ok(SharedWatcher {
+            watcher,
+            watched: BTreeMap::new(),
+            _slot: slot,
+        })
+    }
+
+    /// Watch again what the remaining watches need, from scratch (a path
+    /// one watch no longer needs may be one another watch's walk covered).
+    fn rewatch(&self) {
+        let active = self.active.borrow();
+        let mut shared = self.shared.borrow_mut();
+        if active.is_empty() {
+            *shared = None;
+            return;
+        }
+        let Some(shared) = shared.as_mut() else {
+            return;
+        };
+        for path in std::mem::take(&mut shared.watched).into_keys() {
+            let _ = shared.watcher.unwatch(&path);
+        }
+        // Recursive roots first, then what they do not cover.
+        let mut roots: Vec<(&PathBuf, bool)> =
+            active.values().map(|a| (&a.root, a.recursive)).collect();
+        roots.sort_by_key(|(path, deep)| (!deep, path.components().count()));
+        for (root, recursive) in roots {
+            let covered = shared
+                .watched
+                .iter()
+                .any(|(path, deep)| path == root || (*deep && root.starts_with(path)));
+            if covered {
+                continue;
+            }
+            let mode = if recursive {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            if shared.watcher.watch(root, mode).is_ok() {
+                shared.watched.insert(root.clone(), recursive);
+            }
+        }
+    }
+
+    fn lock_scopes(&self) -> std::sync::MutexGuard<'_, Vec<Scope>> {
+        self.scopes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// End watch `id` and drop its waiting events (a closed watcher gets
     /// no more). Unknown ids are ignored.
     pub fn stop(&self, id: u64) {
-        self.active.borrow_mut().remove(&id);
+        let Some(stopped) = self.active.borrow_mut().remove(&id) else {
+            return;
+        };
+        self.lock_scopes().retain(|s| s.id != id);
         self.lock().events.retain(|e| e.watch != id);
+        let still_needed = self
+            .active
+            .borrow()
+            .values()
+            .any(|a| a.root == stopped.root && a.recursive == stopped.recursive);
+        if !still_needed {
+            self.rewatch();
+        }
     }
 
     /// End every watch and drop every waiting event.
     pub fn stop_all(&self) {
         self.active.borrow_mut().clear();
+        self.lock_scopes().clear();
+        *self.shared.borrow_mut() = None;
         *self.lock() = Queue::default();
     }
 
@@ -415,5 +697,126 @@ mod tests {
         assert_eq!(refused.code(), "EMFILE");
         watches.stop_all();
         assert!(watches.start(root, false).is_ok());
+    }
+
+    /// How many inotify instances this process holds (Linux).
+    #[cfg(target_os = "linux")]
+    fn inotify_instances() -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .filter(|fd| {
+                std::fs::read_link(fd.path())
+                    .is_ok_and(|to| to.to_string_lossy() == "anon_inode:inotify")
+            })
+            .count()
+    }
+
+    fn budget() -> &'static WatchBudget {
+        Box::leak(Box::default())
+    }
+
+    /// 9 plugins with 16 watches each hold 9 inotify instances, not 144
+    /// (the default limit of the user's instances is 128, shared with
+    /// every other program), and closing a plugin's watches gives its
+    /// instance back.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_plugins_watches_share_one_watcher() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for i in 0..MAX_WATCHES {
+            std::fs::create_dir(root.join(format!("f{i}"))).unwrap();
+        }
+        let before = inotify_instances();
+        let plugins: Vec<Watches> = (0..9)
+            .map(|_| {
+                let watches = Watches::new(|| {});
+                for i in 0..MAX_WATCHES {
+                    watches
+                        .start(root.join(format!("f{i}")), i % 2 == 0)
+                        .unwrap();
+                }
+                watches
+            })
+            .collect();
+        // Other tests may hold some meanwhile; one per call would be 144.
+        let grown = inotify_instances().saturating_sub(before);
+        assert!(grown < 40, "{grown} inotify instances for 9 plugins");
+        for watches in &plugins {
+            watches.stop_all();
+        }
+        let budget = budget();
+        let counted = Watches::with_budget(|| {}, budget);
+        for i in 0..MAX_WATCHES {
+            counted.start(root.join(format!("f{i}")), false).unwrap();
+        }
+        assert_eq!(budget.held(), (1, MAX_WATCHES));
+        counted.stop(1);
+        assert_eq!(budget.held(), (1, MAX_WATCHES - 1));
+        counted.stop_all();
+        assert_eq!(budget.held(), (0, 0));
+    }
+
+    /// A plugin's watch past a budget is refused, naming it: the host's
+    /// watchers, a plugin's system watches (a recursive watch costs a
+    /// system watch per folder), the host's system watches.
+    #[test]
+    fn a_watch_past_a_budget_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let budget = budget();
+        let plugins: Vec<Watches> = (0..HOST_MAX_WATCHERS)
+            .map(|_| {
+                let watches = Watches::with_budget(|| {}, budget);
+                watches.start(root.clone(), false).unwrap();
+                watches
+            })
+            .collect();
+        let one_more = Watches::with_budget(|| {}, budget);
+        let refused = one_more.start(root.clone(), false).unwrap_err();
+        assert_eq!(refused.code(), "EMFILE");
+        assert!(
+            refused.to_string().contains("at most 16 watchers"),
+            "{refused}"
+        );
+        // The plugin's other watches go on sharing its watcher.
+        assert!(plugins[0].start(root.clone(), false).is_ok());
+        drop(plugins);
+        assert_eq!(budget.held(), (0, 0));
+
+        let tree = root.join("tree");
+        for i in 0..PLUGIN_MAX_SYSTEM_WATCHES {
+            std::fs::create_dir_all(tree.join(format!("d{i}"))).unwrap();
+        }
+        let watches = Watches::with_budget(|| {}, budget);
+        let refused = watches.start(tree.clone(), true).unwrap_err();
+        assert_eq!(refused.code(), "ENOSPC");
+        assert!(
+            refused.to_string().contains("at most 512 system watches"),
+            "{refused}"
+        );
+        assert!(watches.start(tree.join("d0"), true).is_ok());
+        assert_eq!(budget.held(), (1, 1));
+
+        // Trees of 511 folders: 8 plugins take 4088 system watches, the
+        // 9th is past the host's 4096.
+        let wide = root.join("wide");
+        for i in 0..PLUGIN_MAX_SYSTEM_WATCHES - 2 {
+            std::fs::create_dir_all(wide.join(format!("d{i}"))).unwrap();
+        }
+        let host: Vec<Watches> = (0..9)
+            .map(|_| Watches::with_budget(|| {}, budget))
+            .collect();
+        let refused = host
+            .iter()
+            .find_map(|plugin| plugin.start(wide.clone(), true).err());
+        let refused = refused.expect("the host's budget ends");
+        assert!(
+            refused
+                .to_string()
+                .contains("at most 4096 system watches together"),
+            "{refused}"
+        );
     }
 }

@@ -146,6 +146,7 @@ function fileOf(specifier, from) {
 const modules = new Map();
 let flavor = { builtins: {}, internals: {} };
 let pluginDir = "";
+let ownPaths = [];
 
 async function nodeModule(specifier) {
   const namespace = await import(specifier);
@@ -199,13 +200,27 @@ async function link(specifier, referrer) {
   if (fromFlavor) throw new Error(`the flavor module ${from} imports unknown ${specifier}`);
   let file;
   if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("file:")) {
+    const named = specifier.startsWith("file:")
+      ? fileURLToPath(specifier)
+      : path.resolve(path.dirname(from), specifier);
+    ownFile(named, specifier, from);
     file = fileOf(specifier, from);
   } else {
     const url = import.meta.resolve(specifier, pathToFileURL(from).href);
     if (!url.startsWith("file:")) return cached(url, () => nodeModule(url));
     file = fileURLToPath(url);
   }
-  return plugin(fs.realpathSync(file));
+  // Only the plugin's own paths (a single-file plugin's neighbours are
+  // other plugins), checked on the path as named and as resolved.
+  return plugin(ownFile(fs.realpathSync(ownFile(path.resolve(file), specifier, from)), specifier, from));
+}
+
+// `file`, if it lies in the plugin's own paths; else the import is refused.
+function ownFile(file, specifier, from) {
+  if (ownPaths.some((own) => file === own || file.startsWith(own + path.sep))) return file;
+  throw new Error(
+    `${from} imports "${specifier}", which resolves to ${file}, outside the plugin's own files (${ownPaths.join(", ")})`,
+  );
 }
 
 // A file of the plugin (or of a package): TypeScript through the host,
@@ -315,6 +330,7 @@ async function load(init) {
   replyLimit = init.reply_limit;
   flavor = init.flavor;
   pluginDir = init.plugin_dir;
+  ownPaths = init.own;
   env = Object.freeze({ ...init.env });
   services(init.services);
   const checkNotes = [];

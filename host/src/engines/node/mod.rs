@@ -257,8 +257,12 @@ fn launch(
             .map(|g| g.real().to_path_buf())
             .collect()
     };
-    let mut readable = vec![plugin_dir.clone()];
-    if !entry.starts_with(&plugin_dir) {
+    // What the plugin may read as its own: its folder, or a single file
+    // and its directory's `node_modules` (never the whole directory, which
+    // holds other plugins).
+    let own = candidate.own_paths();
+    let mut readable = own.clone();
+    if !own.iter().any(|o| entry.starts_with(o)) {
         // The manifest named an entry outside the folder: Node must read it.
         readable.push(entry.clone());
     }
@@ -312,6 +316,7 @@ fn launch(
     let init = ToNode::Init {
         entry: &entry,
         plugin_dir: &plugin_dir,
+        own: &own,
         settings,
         env: &env,
         flavor: &sources,
@@ -329,6 +334,7 @@ fn launch(
         cwd,
         init,
         plugin_dir,
+        own,
         entry,
         default_name: candidate.name.clone(),
         name_is_fixed: candidate.named_by_manifest,

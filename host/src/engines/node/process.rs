@@ -64,9 +64,11 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// The `init` message, as frame text.
     pub init: Vec<u8>,
-    /// The plugin's folder, symlinks resolved: with the entry, the only
-    /// place whose TypeScript the host strips for it.
+    /// The plugin's folder, symlinks resolved (`ctx.pluginDir`).
     pub plugin_dir: PathBuf,
+    /// The plugin's own paths, resolved (`Candidate::own_paths`): with the
+    /// entry, the only places whose TypeScript the host strips for it.
+    pub own: Vec<PathBuf>,
     /// The entry file, symlinks resolved (a manifest may name one outside
     /// the folder).
     pub entry: PathBuf,
@@ -158,7 +160,8 @@ struct Shared {
     retired: AtomicBool,
     /// Where the outcome of loading goes, until it came.
     loading: Mutex<Option<mpsc::SyncSender<Result<Ready, StartError>>>>,
-    plugin_dir: PathBuf,
+    /// The plugin's own paths: with the entry, where its TypeScript is.
+    own: Vec<PathBuf>,
     entry: PathBuf,
     memory_bytes: u64,
     /// The subscriber of whoever started the process: lines outside calls.
@@ -199,7 +202,7 @@ impl Process {
             dead: AtomicBool::new(false),
             retired: AtomicBool::new(false),
             loading: Mutex::new(Some(loaded_tx)),
-            plugin_dir: launch.plugin_dir.clone(),
+            own: launch.own.clone(),
             entry: launch.entry.clone(),
             memory_bytes: launch.memory_bytes,
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
@@ -575,14 +578,15 @@ impl Shared {
     }
 
     /// The JavaScript of TypeScript file `path`, which must be the entry or
-    /// inside the plugin's folder.
+    /// inside the plugin's own paths (a single file's neighbours are other
+    /// plugins).
     fn strip(&self, path: &Path) -> Result<String, String> {
         let real = path
             .canonicalize()
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        if real != self.entry && !real.starts_with(&self.plugin_dir) {
+        if real != self.entry && !self.own.iter().any(|o| real.starts_with(o)) {
             return Err(format!(
-                "{}: outside the plugin's folder; only its own TypeScript is compiled",
+                "{}: outside the plugin's own files; only its own TypeScript is compiled",
                 path.display()
             ));
         }

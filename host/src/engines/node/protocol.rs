@@ -47,6 +47,9 @@ pub enum ToNode<'a> {
         entry: &'a std::path::Path,
         /// The plugin's folder (`ctx.pluginDir`).
         plugin_dir: &'a std::path::Path,
+        /// The plugin's own paths, resolved: the only places it may import
+        /// from (`Candidate::own_paths`).
+        own: &'a [std::path::PathBuf],
         /// What the shape receives besides the module.
         settings: &'a serde_json::Value,
         /// The granted environment variables.
