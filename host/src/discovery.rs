@@ -82,15 +82,10 @@ impl Candidate {
     /// (A manifest's `entry` outside its folder, and its grants, are added
     /// by the engines on top.)
     pub fn own_paths(&self) -> Vec<PathBuf> {
-        let mut own = Vec::new();
-        if self.root.is_dir() {
-            own.push(self.root.clone());
-        } else {
-            own.push(self.root.clone());
-            let packages = self.base_dir().join("node_modules");
-            if packages.is_dir() {
-                own.push(packages);
-            }
+        let mut own = vec![self.root.clone()];
+        let packages = self.base_dir().join("node_modules");
+        if !self.root.is_dir() && packages.is_dir() {
+            own.push(packages);
         }
         own.into_iter()
             .filter_map(|p| p.canonicalize().ok())

@@ -105,8 +105,8 @@ fn confinement(
 /// What every process of one plugin may reach, and how it is started.
 #[derive(Debug, Clone)]
 pub struct ProcessSandbox {
-    /// Files and folders the plugin may read as its own (its folder, its
-    /// entry), besides its grants.
+    /// Files and folders the plugin may read as its own
+    /// ([`Candidate::own_paths`], and its entry), besides its grants.
     own: Vec<PathBuf>,
     grants: Grants,
     tcp: TcpAccess,
@@ -134,9 +134,11 @@ impl ProcessSandbox {
                 TcpAccess::Ports(Vec::new())
             }
         };
-        let mut own = vec![candidate.base_dir().to_path_buf()];
-        if !candidate.entry.starts_with(candidate.base_dir()) {
-            own.push(candidate.entry.clone());
+        let mut own = candidate.own_paths();
+        if let Ok(entry) = candidate.entry.canonicalize() {
+            if !own.iter().any(|o| entry.starts_with(o)) {
+                own.push(entry);
+            }
         }
         let granted = capabilities.env.iter().map(String::as_str);
         // A home the process cannot read is left out: programs then skip
