@@ -51,6 +51,9 @@ fn print_table(report: &[PluginReport]) {
         if let Some(why) = &plugin.routed {
             println!("    on {}: {why}", plugin.engine.as_deref().unwrap_or("-"));
         }
+        if let Some(processes) = plugin.processes {
+            println!("    processes: {processes}");
+        }
         if let Some(reason) = &plugin.reason {
             println!("    reason: {reason}");
         }

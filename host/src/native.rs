@@ -36,6 +36,7 @@ impl NativePlugin {
             manifest,
             hooks: hooks.iter().copied().collect::<BTreeSet<_>>(),
             warnings: Vec::new(),
+            processes: None,
             plugin: Arc::new(NativePlugin {
                 handler: Arc::new(handler),
             }),

@@ -12,6 +12,7 @@
 use crate::error::CallError;
 use crate::manifest::{Ecosystem, Manifest, Mode};
 use crate::routing::Routed;
+use crate::sandbox::Confinement;
 use crate::stats::PluginStats;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -102,6 +103,9 @@ pub struct Loaded {
     /// Set when `engine = "auto"` sent it to another engine than its
     /// file's ([`crate::routing`]): which, and why. Engines leave it `None`.
     pub routed: Option<Routed>,
+    /// How the processes it runs in or starts are confined, for a plugin
+    /// that has any (the Node engine; `exec` granted); `None` otherwise.
+    pub processes: Option<Confinement>,
 }
 
 /// A plugin the host loaded, with what it knows about it.
@@ -123,6 +127,8 @@ pub struct LoadedPlugin {
     pub hooks: BTreeSet<Hook>,
     /// Load warnings.
     pub warnings: Vec<String>,
+    /// How the processes it runs in or starts are confined, if it has any.
+    pub processes: Option<Confinement>,
     /// The plugin itself.
     pub plugin: Arc<dyn Plugin>,
     /// What the host measured of its calls since it was loaded

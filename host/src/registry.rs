@@ -424,6 +424,7 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
         manifest: candidate.manifest.clone(),
         hooks: loaded.hooks,
         warnings,
+        processes: loaded.processes,
         plugin: loaded.plugin,
         stats: PluginStats::default(),
     })

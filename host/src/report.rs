@@ -2,6 +2,7 @@
 
 use crate::plugin::LoadedPlugin;
 use crate::registry::Snapshot;
+use crate::sandbox::Confinement;
 use crate::session::PluginSession;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,10 @@ pub struct PluginReport {
     pub reason: Option<String>,
     /// What a person should know about it.
     pub warnings: Vec<String>,
+    /// How the processes it runs in or starts are confined: `kernel
+    /// sandbox` (Landlock, from its grants) or `unconfined` (no Landlock,
+    /// and its manifest allows it); absent for a plugin without processes.
+    pub processes: Option<&'static str>,
 }
 
 /// One plugin as a person reads it, for logs and embedding programs:
@@ -75,6 +80,9 @@ impl std::fmt::Display for PluginReport {
         }
         if let (Some(engine), Some(why)) = (&self.engine, &self.routed) {
             write!(f, "\n  on {engine}: {why}")?;
+        }
+        if let Some(processes) = self.processes {
+            write!(f, "\n  processes: {processes}")?;
         }
         for warning in &self.warnings {
             write!(f, "\n  warning: {warning}")?;
@@ -108,6 +116,7 @@ pub async fn report(snapshot: &Snapshot) -> Vec<PluginReport> {
             tools: Vec::new(),
             reason: Some(refusal.reason.to_string()),
             warnings: Vec::new(),
+            processes: None,
         });
     }
     out.sort_by(|a, b| a.file.cmp(&b.file));
@@ -160,6 +169,7 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
         tools,
         reason: None,
         warnings,
+        processes: plugin.processes.map(Confinement::as_str),
     }
 }
 
@@ -179,6 +189,7 @@ mod tests {
             tools: vec!["shout".into()],
             reason: None,
             warnings: Vec::new(),
+            processes: None,
         }
     }
 

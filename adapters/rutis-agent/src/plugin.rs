@@ -56,6 +56,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         unloads: false,
         ecosystem: Some(Ecosystem::RutisAgent),
         routed: None,
+        processes: None,
     })
 }
 

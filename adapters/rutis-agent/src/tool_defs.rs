@@ -85,6 +85,7 @@ pub fn plugin(
         manifest,
         hooks: BTreeSet::from([Hook::Tools, Hook::CallTool]),
         warnings: Vec::new(),
+        processes: None,
         plugin: Arc::new(Defs(Arc::new((tools, defs)))),
         stats: Default::default(),
     })

@@ -102,6 +102,16 @@ fn confinement(
     }
 }
 
+impl Confinement {
+    /// How `yohost check` names it: `kernel sandbox` or `unconfined`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confinement::Kernel => "kernel sandbox",
+            Confinement::Unconfined => "unconfined",
+        }
+    }
+}
+
 /// What every process of one plugin may reach, and how it is started.
 #[derive(Debug, Clone)]
 pub struct ProcessSandbox {

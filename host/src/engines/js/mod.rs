@@ -202,6 +202,7 @@ pub fn load_with(
     };
     let sandbox_warnings: Vec<String> =
         sandbox.iter().flat_map(|s| s.warnings().to_vec()).collect();
+    let processes = sandbox.as_ref().map(ProcessSandbox::confinement);
     let services = flavor.services.map(|api| {
         let relative_to = match api.relative_to {
             RelativeTo::PluginDir => plugin_dir.clone(),
@@ -277,5 +278,6 @@ pub fn load_with(
         unloads: started.unloads,
         ecosystem: None,
         routed: None,
+        processes,
     })
 }

@@ -221,6 +221,7 @@ pub fn load_with(
     if candidate.dry_run {
         warnings.push("in a check, its process may not write, start processes or open connections; a run may, within its grants".into());
     }
+    let confinement = launch.sandbox.confinement();
     Ok(Loaded {
         plugin: Arc::new(plugin::NodePlugin::new(launch, process)),
         hooks,
@@ -229,6 +230,7 @@ pub fn load_with(
         unloads: ready.unloads,
         ecosystem: None,
         routed: None,
+        processes: Some(confinement),
     })
 }
 

@@ -177,6 +177,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         unloads: false,
         ecosystem: None,
         routed: None,
+        processes: None,
     })
 }
 

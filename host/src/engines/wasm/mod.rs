@@ -98,6 +98,7 @@ pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Load
         unloads: false,
         ecosystem: None,
         routed: None,
+        processes: None,
     })
 }
 
