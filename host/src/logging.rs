@@ -11,8 +11,28 @@
 //! [`PluginHost::report`](crate::PluginHost::report) also carries), and
 //! every decision a plugin makes about a tool call goes to
 //! [`DECISION_LOG_TARGET`], naming the plugin.
+//!
+//! # Bounded
+//!
+//! A plugin's log lines are bounded here, for every engine alike: a
+//! message is cut at [`MAX_LOG_BYTES`](crate::limits::MAX_LOG_BYTES); within one hook call a plugin keeps
+//! at most [`MAX_LOG_LINES_PER_CALL`] lines and [`MAX_LOG_BYTES_PER_CALL`]
+//! bytes; within one run at most [`MAX_LOG_LINES_PER_RUN`] lines and
+//! [`MAX_LOG_BYTES_PER_RUN`] bytes; and while none of its calls runs (a
+//! timer, a background task) at most [`MAX_LOG_LINES_PER_IDLE_SECOND`]
+//! lines and [`MAX_LOG_BYTES_PER_IDLE_SECOND`] bytes a second. Lines over a
+//! bound are dropped before any subscriber sees them, so nothing downstream
+//! holds them either; one warning line, with the plugin's `run_id` and
+//! `plugin`, then says how many were dropped and which bound they crossed
+//! (when the call ends, the next second begins, or the run ends).
 
-use crate::limits::cut_log_message;
+use crate::limits::{
+    cut_log_message, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_IDLE_SECOND, MAX_LOG_BYTES_PER_RUN,
+    MAX_LOG_LINES_PER_CALL, MAX_LOG_LINES_PER_IDLE_SECOND, MAX_LOG_LINES_PER_RUN,
+};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// The tracing target of every log line a plugin writes.
 pub const PLUGIN_LOG_TARGET: &str = "yohost::plugin";
@@ -123,9 +143,20 @@ impl LogLevel {
 }
 
 /// Write one line on behalf of `plugin` in run `run_id`. The message is cut
-/// at [`MAX_LOG_BYTES`](crate::limits::MAX_LOG_BYTES).
+/// at [`MAX_LOG_BYTES`](crate::limits::MAX_LOG_BYTES), and the line is dropped when it crosses one of
+/// the plugin's bounds (see the module docs).
 pub fn plugin_log(run_id: &str, plugin: &str, level: LogLevel, message: &str) {
     let message = cut_log_message(message);
+    let (keep, report) = admit(run_id, plugin, message.len() as u64);
+    if let Some(report) = report {
+        report.emit();
+    }
+    if keep {
+        emit(run_id, plugin, level, message);
+    }
+}
+
+fn emit(run_id: &str, plugin: &str, level: LogLevel, message: &str) {
     let lvl = level.as_str();
     match level {
         LogLevel::Error => {
@@ -139,6 +170,261 @@ pub fn plugin_log(run_id: &str, plugin: &str, level: LogLevel, message: &str) {
         }
         LogLevel::Debug => {
             tracing::debug!(target: PLUGIN_LOG_TARGET, run_id, plugin, level = lvl, "{message}")
+        }
+    }
+}
+
+/// Lines and bytes counted against a bound.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    lines: u64,
+    bytes: u64,
+}
+
+impl Tally {
+    fn fits(self, bytes: u64, lines_limit: u64, bytes_limit: u64) -> bool {
+        self.lines < lines_limit && self.bytes.saturating_add(bytes) <= bytes_limit
+    }
+
+    fn add(&mut self, bytes: u64) {
+        self.lines += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+}
+
+/// Where one plugin stands against its bounds in one run.
+struct Budget {
+    /// Its hook calls in flight.
+    calls: usize,
+    /// What it kept since its first call in flight began, or (with no
+    /// call in flight) since `window_start`.
+    window: Tally,
+    window_start: Instant,
+    /// What it kept in the run.
+    run: Tally,
+    /// Lines dropped and not yet reported, and the bound the first of them
+    /// crossed.
+    dropped: u64,
+    crossed: Bound,
+    last_used: Instant,
+}
+
+impl Budget {
+    fn new(now: Instant) -> Self {
+        Budget {
+            calls: 0,
+            window: Tally::default(),
+            window_start: now,
+            run: Tally::default(),
+            dropped: 0,
+            crossed: Bound::Call,
+            last_used: now,
+        }
+    }
+
+    /// The report of the lines dropped so far, if any, and a new window.
+    fn close_window(&mut self, run_id: &str, plugin: &str, now: Instant) -> Option<Dropped> {
+        self.window = Tally::default();
+        self.window_start = now;
+        (self.dropped > 0).then(|| Dropped {
+            run_id: run_id.to_string(),
+            plugin: plugin.to_string(),
+            lines: std::mem::take(&mut self.dropped),
+            crossed: self.crossed,
+        })
+    }
+}
+
+/// A report of dropped lines, written once the budgets' lock is released.
+#[must_use]
+struct Dropped {
+    run_id: String,
+    plugin: String,
+    lines: u64,
+    crossed: Bound,
+}
+
+impl Dropped {
+    fn emit(&self) {
+        let message = format!(
+            "{} log lines of plugin '{}' dropped: over {}",
+            self.lines, self.plugin, self.crossed
+        );
+        emit(&self.run_id, &self.plugin, LogLevel::Warn, &message);
+    }
+}
+
+/// How long a plugin's budget in a run outlives its last line when many
+/// budgets are kept (runs that ended without saying so, lines outside any
+/// run).
+const BUDGET_IDLE: Duration = Duration::from_secs(60);
+
+/// How many budgets are kept before idle ones are forgotten.
+const BUDGETS_KEPT: usize = 1024;
+
+/// Run id → plugin → its budget.
+type Budgets = HashMap<String, HashMap<String, Budget>>;
+
+static BUDGETS: Mutex<Option<Budgets>> = Mutex::new(None);
+
+fn with_budget<T>(run_id: &str, plugin: &str, f: impl FnOnce(&mut Budget, Instant) -> T) -> T {
+    let now = Instant::now();
+    let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    let budgets = budgets.get_or_insert_with(HashMap::new);
+    if let Some(budget) = budgets.get_mut(run_id).and_then(|run| run.get_mut(plugin)) {
+        budget.last_used = now;
+        return f(budget, now);
+    }
+    if budgets.values().map(HashMap::len).sum::<usize>() >= BUDGETS_KEPT {
+        for run in budgets.values_mut() {
+            run.retain(|_, b| b.calls > 0 || now.duration_since(b.last_used) < BUDGET_IDLE);
+        }
+        budgets.retain(|_, run| !run.is_empty());
+    }
+    let budget = budgets
+        .entry(run_id.to_string())
+        .or_default()
+        .entry(plugin.to_string())
+        .or_insert_with(|| Budget::new(now));
+    f(budget, now)
+}
+
+/// Whether a line of `bytes` from `plugin` in `run_id` is kept, and the
+/// report of earlier drops to write first.
+fn admit(run_id: &str, plugin: &str, bytes: u64) -> (bool, Option<Dropped>) {
+    with_budget(run_id, plugin, |budget, now| {
+        let mut report = None;
+        if budget.calls == 0 && now.duration_since(budget.window_start) >= Duration::from_secs(1) {
+            report = budget.close_window(run_id, plugin, now);
+        }
+        let crossed = if budget.calls > 0 {
+            (!budget
+                .window
+                .fits(bytes, MAX_LOG_LINES_PER_CALL, MAX_LOG_BYTES_PER_CALL))
+            .then_some(Bound::Call)
+        } else {
+            (!budget.window.fits(
+                bytes,
+                MAX_LOG_LINES_PER_IDLE_SECOND,
+                MAX_LOG_BYTES_PER_IDLE_SECOND,
+            ))
+            .then_some(Bound::IdleSecond)
+        }
+        .or_else(|| {
+            let counted = !run_id.is_empty();
+            (counted
+                && !budget
+                    .run
+                    .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN))
+            .then_some(Bound::Run)
+        });
+        match crossed {
+            Some(bound) => {
+                if budget.dropped == 0 {
+                    budget.crossed = bound;
+                }
+                budget.dropped += 1;
+                (false, report)
+            }
+            None => {
+                budget.window.add(bytes);
+                budget.run.add(bytes);
+                (true, report)
+            }
+        }
+    })
+}
+
+/// The bound a dropped line crossed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bound {
+    Call,
+    Run,
+    IdleSecond,
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (lines, bytes, within) = match self {
+            Bound::Call => (
+                MAX_LOG_LINES_PER_CALL,
+                MAX_LOG_BYTES_PER_CALL,
+                "in one hook call",
+            ),
+            Bound::Run => (MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN, "in one run"),
+            Bound::IdleSecond => (
+                MAX_LOG_LINES_PER_IDLE_SECOND,
+                MAX_LOG_BYTES_PER_IDLE_SECOND,
+                "a second outside its hook calls",
+            ),
+        };
+        write!(
+            f,
+            "the limit of {lines} lines or {} KiB of log messages {within}",
+            bytes / 1024
+        )
+    }
+}
+
+/// The log bounds of one hook call: made when the call begins, and when
+/// dropped (the call ended, or was abandoned) it reports in `span` the
+/// lines the call's bound dropped.
+pub(crate) struct CallLogs {
+    run_id: String,
+    plugin: String,
+    span: tracing::Span,
+}
+
+impl CallLogs {
+    /// The call of `plugin` in `run_id` begins: its first call in flight
+    /// starts a new window (reporting drops from before it).
+    pub(crate) fn begin(run_id: &str, plugin: &str, span: tracing::Span) -> CallLogs {
+        let report = with_budget(run_id, plugin, |budget, now| {
+            budget.calls += 1;
+            if budget.calls == 1 {
+                budget.close_window(run_id, plugin, now)
+            } else {
+                None
+            }
+        });
+        if let Some(report) = report {
+            span.in_scope(|| report.emit());
+        }
+        CallLogs {
+            run_id: run_id.to_string(),
+            plugin: plugin.to_string(),
+            span,
+        }
+    }
+}
+
+impl Drop for CallLogs {
+    fn drop(&mut self) {
+        let report = with_budget(&self.run_id, &self.plugin, |budget, now| {
+            budget.calls = budget.calls.saturating_sub(1);
+            if budget.calls == 0 {
+                budget.close_window(&self.run_id, &self.plugin, now)
+            } else {
+                None
+            }
+        });
+        if let Some(report) = report {
+            self.span.in_scope(|| report.emit());
+        }
+    }
+}
+
+/// Run `run_id` ended: report what its plugins' bounds dropped since the
+/// last report, and forget their budgets.
+pub(crate) fn run_ended(run_id: &str) {
+    let now = Instant::now();
+    let ended = {
+        let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+        budgets.as_mut().and_then(|b| b.remove(run_id))
+    };
+    for (plugin, mut budget) in ended.into_iter().flatten() {
+        if let Some(report) = budget.close_window(run_id, &plugin, now) {
+            report.emit();
         }
     }
 }
