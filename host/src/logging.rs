@@ -19,12 +19,15 @@
 //! at most [`MAX_LOG_LINES_PER_CALL`] lines and [`MAX_LOG_BYTES_PER_CALL`]
 //! bytes; within one run at most [`MAX_LOG_LINES_PER_RUN`] lines and
 //! [`MAX_LOG_BYTES_PER_RUN`] bytes; and while none of its calls runs (a
-//! timer, a background task) at most [`MAX_LOG_LINES_PER_IDLE_SECOND`]
-//! lines and [`MAX_LOG_BYTES_PER_IDLE_SECOND`] bytes a second. Lines over a
-//! bound are dropped before any subscriber sees them, so nothing downstream
-//! holds them either; one warning line, with the plugin's `run_id` and
-//! `plugin`, then says how many were dropped and which bound they crossed
-//! (when the call ends, the next second begins, or the run ends).
+//! timer, a background task, or a line naming a run id the host did not
+//! call it in) at most [`MAX_LOG_LINES_PER_IDLE_SECOND`] lines and
+//! [`MAX_LOG_BYTES_PER_IDLE_SECOND`] bytes a second, whatever run ids its
+//! lines name. Lines over a bound are dropped before any subscriber sees
+//! them, so nothing downstream holds them either; one warning line, with
+//! `plugin` (and the `run_id` of the call), then says how many were dropped
+//! and which bound they crossed: when the call ends (or the run does), or
+//! for lines outside calls when the next second's first line comes or its
+//! next call begins.
 
 use crate::limits::{
     cut_log_message, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_IDLE_SECOND, MAX_LOG_BYTES_PER_RUN,
@@ -192,149 +195,6 @@ impl Tally {
     }
 }
 
-/// Where one plugin stands against its bounds in one run.
-struct Budget {
-    /// Its hook calls in flight.
-    calls: usize,
-    /// What it kept since its first call in flight began, or (with no
-    /// call in flight) since `window_start`.
-    window: Tally,
-    window_start: Instant,
-    /// What it kept in the run.
-    run: Tally,
-    /// Lines dropped and not yet reported, and the bound the first of them
-    /// crossed.
-    dropped: u64,
-    crossed: Bound,
-    last_used: Instant,
-}
-
-impl Budget {
-    fn new(now: Instant) -> Self {
-        Budget {
-            calls: 0,
-            window: Tally::default(),
-            window_start: now,
-            run: Tally::default(),
-            dropped: 0,
-            crossed: Bound::Call,
-            last_used: now,
-        }
-    }
-
-    /// The report of the lines dropped so far, if any, and a new window.
-    fn close_window(&mut self, run_id: &str, plugin: &str, now: Instant) -> Option<Dropped> {
-        self.window = Tally::default();
-        self.window_start = now;
-        (self.dropped > 0).then(|| Dropped {
-            run_id: run_id.to_string(),
-            plugin: plugin.to_string(),
-            lines: std::mem::take(&mut self.dropped),
-            crossed: self.crossed,
-        })
-    }
-}
-
-/// A report of dropped lines, written once the budgets' lock is released.
-#[must_use]
-struct Dropped {
-    run_id: String,
-    plugin: String,
-    lines: u64,
-    crossed: Bound,
-}
-
-impl Dropped {
-    fn emit(&self) {
-        let message = format!(
-            "{} log lines of plugin '{}' dropped: over {}",
-            self.lines, self.plugin, self.crossed
-        );
-        emit(&self.run_id, &self.plugin, LogLevel::Warn, &message);
-    }
-}
-
-/// How long a plugin's budget in a run outlives its last line when many
-/// budgets are kept (runs that ended without saying so, lines outside any
-/// run).
-const BUDGET_IDLE: Duration = Duration::from_secs(60);
-
-/// How many budgets are kept before idle ones are forgotten.
-const BUDGETS_KEPT: usize = 1024;
-
-/// Run id → plugin → its budget.
-type Budgets = HashMap<String, HashMap<String, Budget>>;
-
-static BUDGETS: Mutex<Option<Budgets>> = Mutex::new(None);
-
-fn with_budget<T>(run_id: &str, plugin: &str, f: impl FnOnce(&mut Budget, Instant) -> T) -> T {
-    let now = Instant::now();
-    let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
-    let budgets = budgets.get_or_insert_with(HashMap::new);
-    if let Some(budget) = budgets.get_mut(run_id).and_then(|run| run.get_mut(plugin)) {
-        budget.last_used = now;
-        return f(budget, now);
-    }
-    if budgets.values().map(HashMap::len).sum::<usize>() >= BUDGETS_KEPT {
-        for run in budgets.values_mut() {
-            run.retain(|_, b| b.calls > 0 || now.duration_since(b.last_used) < BUDGET_IDLE);
-        }
-        budgets.retain(|_, run| !run.is_empty());
-    }
-    let budget = budgets
-        .entry(run_id.to_string())
-        .or_default()
-        .entry(plugin.to_string())
-        .or_insert_with(|| Budget::new(now));
-    f(budget, now)
-}
-
-/// Whether a line of `bytes` from `plugin` in `run_id` is kept, and the
-/// report of earlier drops to write first.
-fn admit(run_id: &str, plugin: &str, bytes: u64) -> (bool, Option<Dropped>) {
-    with_budget(run_id, plugin, |budget, now| {
-        let mut report = None;
-        if budget.calls == 0 && now.duration_since(budget.window_start) >= Duration::from_secs(1) {
-            report = budget.close_window(run_id, plugin, now);
-        }
-        let crossed = if budget.calls > 0 {
-            (!budget
-                .window
-                .fits(bytes, MAX_LOG_LINES_PER_CALL, MAX_LOG_BYTES_PER_CALL))
-            .then_some(Bound::Call)
-        } else {
-            (!budget.window.fits(
-                bytes,
-                MAX_LOG_LINES_PER_IDLE_SECOND,
-                MAX_LOG_BYTES_PER_IDLE_SECOND,
-            ))
-            .then_some(Bound::IdleSecond)
-        }
-        .or_else(|| {
-            let counted = !run_id.is_empty();
-            (counted
-                && !budget
-                    .run
-                    .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN))
-            .then_some(Bound::Run)
-        });
-        match crossed {
-            Some(bound) => {
-                if budget.dropped == 0 {
-                    budget.crossed = bound;
-                }
-                budget.dropped += 1;
-                (false, report)
-            }
-            None => {
-                budget.window.add(bytes);
-                budget.run.add(bytes);
-                (true, report)
-            }
-        }
-    })
-}
-
 /// The bound a dropped line crossed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Bound {
@@ -366,6 +226,181 @@ impl std::fmt::Display for Bound {
     }
 }
 
+/// What was kept since a window began, and what was dropped.
+struct Window {
+    start: Instant,
+    kept: Tally,
+    dropped: u64,
+    /// The bound the first dropped line crossed.
+    crossed: Bound,
+}
+
+impl Window {
+    fn new(now: Instant) -> Self {
+        Window {
+            start: now,
+            kept: Tally::default(),
+            dropped: 0,
+            crossed: Bound::Call,
+        }
+    }
+
+    fn drop_line(&mut self, bound: Bound) {
+        if self.dropped == 0 {
+            self.crossed = bound;
+        }
+        self.dropped += 1;
+    }
+
+    /// Start a new window at `now`; the report of what this one dropped,
+    /// if it dropped anything.
+    fn close(&mut self, run_id: &str, plugin: &str, now: Instant) -> Option<Dropped> {
+        let closed = std::mem::replace(self, Window::new(now));
+        (closed.dropped > 0).then(|| Dropped {
+            run_id: run_id.to_string(),
+            plugin: plugin.to_string(),
+            lines: closed.dropped,
+            crossed: closed.crossed,
+        })
+    }
+}
+
+/// Where one plugin stands against its bounds in one run. Made only when
+/// one of its hook calls begins ([`CallLogs`]): the host's run ids, never
+/// one a plugin names in a log call.
+struct RunBudget {
+    /// Its hook calls in flight.
+    calls: usize,
+    /// Since its first call in flight began.
+    call: Window,
+    /// What it kept in the run.
+    run: Tally,
+    last_used: Instant,
+}
+
+/// A report of dropped lines, written once the budgets' lock is released.
+#[must_use]
+struct Dropped {
+    run_id: String,
+    plugin: String,
+    lines: u64,
+    crossed: Bound,
+}
+
+impl Dropped {
+    fn emit(&self) {
+        let message = format!(
+            "{} log lines of plugin '{}' dropped: over {}",
+            self.lines, self.plugin, self.crossed
+        );
+        emit(&self.run_id, &self.plugin, LogLevel::Warn, &message);
+    }
+}
+
+/// How long a plugin's budget in a run outlives its last call when many
+/// budgets are kept (runs that ended without saying so).
+const BUDGET_IDLE: Duration = Duration::from_secs(60);
+
+/// How many budgets are kept before idle ones are forgotten.
+const BUDGETS_KEPT: usize = 1024;
+
+#[derive(Default)]
+struct Budgets {
+    /// Run id → plugin → its budget in the run.
+    runs: HashMap<String, HashMap<String, RunBudget>>,
+    /// Plugin → its window outside its hook calls (whatever run id its
+    /// lines name).
+    idle: HashMap<String, Window>,
+}
+
+static BUDGETS: Mutex<Option<Budgets>> = Mutex::new(None);
+
+fn budgets<T>(f: impl FnOnce(&mut Budgets, Instant) -> T) -> T {
+    let now = Instant::now();
+    let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    f(budgets.get_or_insert_with(Budgets::default), now)
+}
+
+/// Whether a line of `bytes` from `plugin` in `run_id` is kept, and the
+/// report of earlier drops to write first.
+fn admit(run_id: &str, plugin: &str, bytes: u64) -> (bool, Option<Dropped>) {
+    budgets(|budgets, now| {
+        let run = budgets
+            .runs
+            .get_mut(run_id)
+            .and_then(|run| run.get_mut(plugin));
+        match run {
+            Some(budget) if budget.calls > 0 => {
+                let bound =
+                    if !budget
+                        .call
+                        .kept
+                        .fits(bytes, MAX_LOG_LINES_PER_CALL, MAX_LOG_BYTES_PER_CALL)
+                    {
+                        Some(Bound::Call)
+                    } else if !budget
+                        .run
+                        .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN)
+                    {
+                        Some(Bound::Run)
+                    } else {
+                        None
+                    };
+                match bound {
+                    Some(bound) => {
+                        budget.call.drop_line(bound);
+                        (false, None)
+                    }
+                    None => {
+                        budget.call.kept.add(bytes);
+                        budget.run.add(bytes);
+                        (true, None)
+                    }
+                }
+            }
+            run => {
+                let idle = budgets
+                    .idle
+                    .entry(plugin.to_string())
+                    .or_insert_with(|| Window::new(now));
+                let report = if now.duration_since(idle.start) >= Duration::from_secs(1) {
+                    idle.close("", plugin, now)
+                } else {
+                    None
+                };
+                let bound = if !idle.kept.fits(
+                    bytes,
+                    MAX_LOG_LINES_PER_IDLE_SECOND,
+                    MAX_LOG_BYTES_PER_IDLE_SECOND,
+                ) {
+                    Some(Bound::IdleSecond)
+                } else if run.as_ref().is_some_and(|budget| {
+                    !budget
+                        .run
+                        .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN)
+                }) {
+                    Some(Bound::Run)
+                } else {
+                    None
+                };
+                match bound {
+                    Some(bound) => {
+                        idle.drop_line(bound);
+                        (false, report)
+                    }
+                    None => {
+                        idle.kept.add(bytes);
+                        if let Some(budget) = run {
+                            budget.run.add(bytes);
+                        }
+                        (true, report)
+                    }
+                }
+            }
+        }
+    })
+}
+
 /// The log bounds of one hook call: made when the call begins, and when
 /// dropped (the call ended, or was abandoned) it reports in `span` the
 /// lines the call's bound dropped.
@@ -377,18 +412,40 @@ pub(crate) struct CallLogs {
 
 impl CallLogs {
     /// The call of `plugin` in `run_id` begins: its first call in flight
-    /// starts a new window (reporting drops from before it).
+    /// starts a new window (reporting what the plugin's lines outside its
+    /// calls dropped).
     pub(crate) fn begin(run_id: &str, plugin: &str, span: tracing::Span) -> CallLogs {
-        let report = with_budget(run_id, plugin, |budget, now| {
-            budget.calls += 1;
-            if budget.calls == 1 {
-                budget.close_window(run_id, plugin, now)
-            } else {
-                None
+        let report = budgets(|budgets, now| {
+            let kept: usize = budgets.runs.values().map(HashMap::len).sum();
+            if kept >= BUDGETS_KEPT {
+                for run in budgets.runs.values_mut() {
+                    run.retain(|_, b| b.calls > 0 || now.duration_since(b.last_used) < BUDGET_IDLE);
+                }
+                budgets.runs.retain(|_, run| !run.is_empty());
             }
+            let budget = budgets
+                .runs
+                .entry(run_id.to_string())
+                .or_default()
+                .entry(plugin.to_string())
+                .or_insert_with(|| RunBudget {
+                    calls: 0,
+                    call: Window::new(now),
+                    run: Tally::default(),
+                    last_used: now,
+                });
+            budget.calls += 1;
+            budget.last_used = now;
+            if budget.calls == 1 {
+                budget.call = Window::new(now);
+            }
+            budgets
+                .idle
+                .get_mut(plugin)
+                .and_then(|idle| idle.close("", plugin, now))
         });
         if let Some(report) = report {
-            span.in_scope(|| report.emit());
+            report.emit();
         }
         CallLogs {
             run_id: run_id.to_string(),
@@ -400,13 +457,17 @@ impl CallLogs {
 
 impl Drop for CallLogs {
     fn drop(&mut self) {
-        let report = with_budget(&self.run_id, &self.plugin, |budget, now| {
+        let report = budgets(|budgets, now| {
+            let budget = budgets
+                .runs
+                .get_mut(&self.run_id)
+                .and_then(|run| run.get_mut(&self.plugin))?;
             budget.calls = budget.calls.saturating_sub(1);
-            if budget.calls == 0 {
-                budget.close_window(&self.run_id, &self.plugin, now)
-            } else {
-                None
+            budget.last_used = now;
+            if budget.calls > 0 {
+                return None;
             }
+            budget.call.close(&self.run_id, &self.plugin, now)
         });
         if let Some(report) = report {
             self.span.in_scope(|| report.emit());
@@ -414,16 +475,13 @@ impl Drop for CallLogs {
     }
 }
 
-/// Run `run_id` ended: report what its plugins' bounds dropped since the
-/// last report, and forget their budgets.
+/// Run `run_id` ended: forget its plugins' budgets, reporting what their
+/// calls in flight dropped.
 pub(crate) fn run_ended(run_id: &str) {
     let now = Instant::now();
-    let ended = {
-        let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
-        budgets.as_mut().and_then(|b| b.remove(run_id))
-    };
+    let ended = budgets(|budgets, _| budgets.runs.remove(run_id));
     for (plugin, mut budget) in ended.into_iter().flatten() {
-        if let Some(report) = budget.close_window(run_id, &plugin, now) {
+        if let Some(report) = budget.call.close(run_id, &plugin, now) {
             report.emit();
         }
     }
@@ -438,4 +496,49 @@ pub const HOOK_SPAN: &str = "hook";
 pub fn hook_span(call: &yohost_contract::HookCall, plugin: &str) -> tracing::Span {
     let (run_id, hook, call_id) = (&call.run().run_id, call.hook().as_str(), call.call_id());
     tracing::info_span!(HOOK_SPAN, run_id, plugin, hook, call_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dropped_in_call(run_id: &str, plugin: &str) -> u64 {
+        budgets(|b, _| b.runs[run_id][plugin].call.dropped)
+    }
+
+    #[test]
+    fn a_call_keeps_its_bound_of_lines_and_counts_the_rest() {
+        let calls = CallLogs::begin("bound-run", "bound-plugin", tracing::Span::none());
+        let kept = (0..MAX_LOG_LINES_PER_CALL + 10)
+            .filter(|_| admit("bound-run", "bound-plugin", 1).0)
+            .count() as u64;
+        assert_eq!(kept, MAX_LOG_LINES_PER_CALL);
+        assert_eq!(dropped_in_call("bound-run", "bound-plugin"), 10);
+        // Bytes are bounded too.
+        let bytes = CallLogs::begin("bytes-run", "bound-plugin", tracing::Span::none());
+        let big = 8 * 1024;
+        let kept = (0..3000)
+            .filter(|_| admit("bytes-run", "bound-plugin", big).0)
+            .count() as u64;
+        assert_eq!(kept, MAX_LOG_BYTES_PER_CALL / big);
+        drop((calls, bytes));
+        // The call ended: its window was reported and closed.
+        assert_eq!(dropped_in_call("bound-run", "bound-plugin"), 0);
+        run_ended("bound-run");
+        run_ended("bytes-run");
+        assert!(budgets(|b, _| !b.runs.contains_key("bound-run")));
+    }
+
+    #[test]
+    fn lines_outside_calls_are_bounded_whatever_run_id_they_name() {
+        let kept = (0..5 * MAX_LOG_LINES_PER_IDLE_SECOND)
+            .filter(|i| admit(&format!("forged-{i}"), "idle-plugin", 1).0)
+            .count() as u64;
+        assert_eq!(kept, MAX_LOG_LINES_PER_IDLE_SECOND);
+        // A run id a plugin names makes no budget of its own.
+        assert!(budgets(|b, _| !b
+            .runs
+            .keys()
+            .any(|r| r.starts_with("forged-"))));
+    }
 }
