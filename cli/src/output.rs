@@ -72,16 +72,63 @@ impl Slot {
 /// A held line, with the call it belongs to (none: it is about no call).
 type HeldLine = (Option<Slot>, String);
 
+/// At most this many bytes of lines are held at once: 64 MiB. The host
+/// already bounds each plugin's lines in a call and in a run; this bounds
+/// what many plugins and calls hold together. Lines over it are dropped,
+/// and one line says how many when the held lines are next printed.
+pub const MAX_HELD_BYTES: usize = 64 * 1024 * 1024;
+
 /// Plugin log lines and decisions waiting for the event they follow.
 #[derive(Clone, Default)]
-pub struct Held(Arc<Mutex<Vec<HeldLine>>>);
+pub struct Held(Arc<Mutex<Waiting>>);
+
+/// The held lines, their bytes, and how many were dropped since the last
+/// print.
+#[derive(Default)]
+struct Waiting {
+    lines: Vec<HeldLine>,
+    bytes: usize,
+    dropped: usize,
+    json: bool,
+}
+
+impl Waiting {
+    /// The line that says how many lines were dropped, if any were.
+    fn dropped_line(&mut self) -> Option<String> {
+        let dropped = std::mem::take(&mut self.dropped);
+        (dropped > 0).then(|| {
+            let why = format!(
+                "{dropped} plugin log lines dropped: over {} MiB of lines were waiting to be printed",
+                MAX_HELD_BYTES / (1024 * 1024)
+            );
+            if self.json {
+                serde_json::json!({"dropped": {"lines": dropped, "reason": why}}).to_string()
+            } else {
+                format!("  [yohost] {why}")
+            }
+        })
+    }
+}
 
 impl Held {
-    fn push(&self, slot: Option<Slot>, line: String) {
-        self.lock().push((slot, line));
+    fn new(json: bool) -> Self {
+        Held(Arc::new(Mutex::new(Waiting {
+            json,
+            ..Waiting::default()
+        })))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<HeldLine>> {
+    fn push(&self, slot: Option<Slot>, line: String) {
+        let mut waiting = self.lock();
+        if waiting.bytes + line.len() > MAX_HELD_BYTES {
+            waiting.dropped += 1;
+            return;
+        }
+        waiting.bytes += line.len();
+        waiting.lines.push((slot, line));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -101,20 +148,35 @@ impl Held {
             (Some(_), _) => false,
         };
         let lines: Vec<String> = {
-            let mut held = self.lock();
-            let (out, keep) = std::mem::take(&mut *held)
+            let mut waiting = self.lock();
+            let (out, keep): (Vec<HeldLine>, Vec<HeldLine>) = std::mem::take(&mut waiting.lines)
                 .into_iter()
                 .partition(|(slot, _)| releases(slot));
-            *held = keep;
-            out.into_iter().map(|(_, line)| line).collect()
+            waiting.bytes = keep.iter().map(|(_, line)| line.len()).sum();
+            waiting.lines = keep;
+            let dropped = waiting.dropped_line();
+            out.into_iter()
+                .map(|(_, line)| line)
+                .chain(dropped)
+                .collect()
         };
         print_lines(lines);
     }
 
     /// Print every held line, in the order they came.
     pub fn flush(&self) {
-        let lines = std::mem::take(&mut *self.lock());
-        print_lines(lines.into_iter().map(|(_, line)| line).collect());
+        let lines: Vec<String> = {
+            let mut waiting = self.lock();
+            let lines = std::mem::take(&mut waiting.lines);
+            waiting.bytes = 0;
+            let dropped = waiting.dropped_line();
+            lines
+                .into_iter()
+                .map(|(_, line)| line)
+                .chain(dropped)
+                .collect()
+        };
+        print_lines(lines);
     }
 }
 
@@ -135,7 +197,7 @@ pub fn init_run_logs(json: bool) -> Held {
         .with_filter(tracing_subscriber::filter::filter_fn(|m| {
             m.target() != PLUGIN_LOG_TARGET && m.target() != DECISION_LOG_TARGET
         }));
-    let held = Held::default();
+    let held = Held::new(json);
     let _ = tracing_subscriber::registry()
         .with(host_logs)
         .with(PluginLines {
@@ -414,4 +476,26 @@ fn human(event: &AgentEvent, run_id: &str) -> Option<String> {
         },
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_lines_are_bounded_and_the_drop_counted() {
+        let held = Held::new(false);
+        let line = "x".repeat(MAX_HELD_BYTES / 8);
+        for _ in 0..20 {
+            held.push(None, line.clone());
+        }
+        let mut waiting = held.lock();
+        assert_eq!(waiting.lines.len(), 8);
+        assert!(waiting.bytes <= MAX_HELD_BYTES);
+        assert_eq!(
+            waiting.dropped_line().as_deref(),
+            Some("  [yohost] 12 plugin log lines dropped: over 64 MiB of lines were waiting to be printed")
+        );
+        assert_eq!(waiting.dropped_line(), None);
+    }
 }

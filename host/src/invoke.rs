@@ -8,13 +8,16 @@
 //!   unanswered at its deadline is [`CallError::Timeout`] with the plugin's
 //!   timeout for the hook, whichever side noticed first;
 //! - the reply's kind is checked once, by [`HookKind::from_reply`];
+//! - a plugin's log lines during the call are bounded
+//!   ([`crate::logging`]: lines over the call's bound are dropped, and
+//!   counted when it ends);
 //! - images in a reply are checked against the limits, and a deny gives a
 //!   reason (an empty or blank one is a bad reply: the model and the person
 //!   reading the run must learn why).
 
 use crate::error::{CallError, HookError};
 use crate::limits::check_content;
-use crate::logging::hook_span;
+use crate::logging::{hook_span, CallLogs};
 use crate::plugin::{CallLimits, LoadedPlugin, PluginRun};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +36,8 @@ pub async fn call_hook<K: HookKind>(
     let call = K::call(args);
     let timeout = plugin.manifest.timeout(K::HOOK);
     let span = hook_span(&call, &plugin.name);
+    // The call's log bound, until the call ends or is abandoned.
+    let _logs = CallLogs::begin(&call.run().run_id, &plugin.name, span.clone());
     let deadline = Instant::now() + timeout;
     let limits = CallLimits {
         deadline,

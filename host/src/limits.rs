@@ -16,11 +16,34 @@ pub const IMAGE_MIME_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif",
 /// The longest log message kept: 8 KiB; the rest is cut.
 pub const MAX_LOG_BYTES: usize = 8 * 1024;
 
+/// The most log lines a plugin keeps in one hook call: 200,000. Further
+/// lines of the call are dropped, and one line then says how many.
+pub const MAX_LOG_LINES_PER_CALL: u64 = 200_000;
+
+/// The most bytes of log messages a plugin keeps in one hook call: 16 MiB.
+pub const MAX_LOG_BYTES_PER_CALL: u64 = 16 * 1024 * 1024;
+
+/// The most log lines a plugin keeps in one run, over all its calls:
+/// 1,000,000.
+pub const MAX_LOG_LINES_PER_RUN: u64 = 1_000_000;
+
+/// The most bytes of log messages a plugin keeps in one run: 64 MiB.
+pub const MAX_LOG_BYTES_PER_RUN: u64 = 64 * 1024 * 1024;
+
+/// The most log lines a plugin keeps in a second while none of its hook
+/// calls runs (a timer's, a background task's): 1,000.
+pub const MAX_LOG_LINES_PER_IDLE_SECOND: u64 = 1_000;
+
+/// The most bytes of log messages a plugin keeps in a second while none of
+/// its hook calls runs: 1 MiB.
+pub const MAX_LOG_BYTES_PER_IDLE_SECOND: u64 = 1024 * 1024;
+
 /// The largest text file the host reads from a plugin directory to inspect
 /// a plugin (a manifest, a `package.json`, a source): 16 MiB.
 pub const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
-/// The largest dylib the host copies and loads: 1 GiB.
+/// The largest dylib the host copies and loads, and the largest Wasm
+/// component it reads: 1 GiB.
 pub const MAX_LIBRARY_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// Memory a sandboxed engine (Wasm, JS) gives a plugin unless its manifest

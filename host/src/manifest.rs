@@ -655,6 +655,22 @@ mod tests {
     }
 
     #[test]
+    fn deep_dotted_keys_and_headers_are_refused_by_the_parser() {
+        // No bracket nests, but each dotted part is a table: the TOML
+        // parser's own depth limit refuses them, with a reason.
+        let keys = vec!["a"; 10_000].join(".");
+        for text in [
+            format!("[config]\n{keys} = 1\n"),
+            format!("[config.{keys}]\nx = 1\n"),
+        ] {
+            match Manifest::parse(&text) {
+                Err(ManifestError::Syntax(why)) => assert!(why.contains("recursion"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn deep_nesting_is_refused_before_parsing() {
         for text in [
             "x = ".to_string() + &"[".repeat(10_000),

@@ -56,6 +56,14 @@ fn denied(at: &CallRef<'_>, session: &PluginSession, deny: ToolDecision) -> Tool
     deny
 }
 
+impl Drop for RunSet {
+    /// The run is over: what its plugins' log bounds dropped since the last
+    /// report is reported, and the bounds are forgotten.
+    fn drop(&mut self) {
+        crate::logging::run_ended(&self.run.run_id);
+    }
+}
+
 impl RunSet {
     pub(crate) fn new(sessions: Vec<Arc<PluginSession>>, run: RunInfo) -> Self {
         Self {

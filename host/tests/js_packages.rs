@@ -267,3 +267,170 @@ export default definePlugin({ before_model: () => ({ note: word }) });
     assert!(seen.contains("tiny-word"), "{seen}");
     assert!(!seen.contains("victim-secret"), "{seen}");
 }
+
+/// A plugin folder `name` whose entry imports package `package`.
+fn importing(dir: &Path, name: &str, package: &str) {
+    write(
+        dir,
+        &format!("{name}/index.ts"),
+        &format!(
+            "import {{ definePlugin }} from \"yohost\";\nimport dep from \"{package}\";\nexport default definePlugin({{ before_tool: () => (dep ? null : null) }});\n"
+        ),
+    );
+}
+
+/// Open `dir` and report on it, failing (not hanging) when that takes more
+/// than a minute.
+fn report_within_a_minute(dir: &Path) -> Vec<yohost::PluginReport> {
+    let dir = dir.to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let report = runtime.block_on(async { PluginHost::open(&dir).unwrap().report().await });
+        let _ = tx.send(report);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("loading the plugins hung")
+}
+
+#[tokio::test]
+async fn deep_nesting_in_a_package_file_refuses_the_plugin_naming_the_file() {
+    let dir = plugin_dir();
+    let nested = |open: &str, close: &str| {
+        format!(
+            "module.exports = {}0{};\n",
+            open.repeat(10_000),
+            close.repeat(10_000)
+        )
+    };
+    // A `.cjs` file, run through the CommonJS analysis.
+    importing(dir.path(), "deep-cjs", "deep-a");
+    write(
+        dir.path(),
+        "deep-cjs/node_modules/deep-a/package.json",
+        r#"{"name": "deep-a", "main": "index.cjs"}"#,
+    );
+    write(
+        dir.path(),
+        "deep-cjs/node_modules/deep-a/index.cjs",
+        &nested("[", "]"),
+    );
+    // A `.js` file of a package without a `type`: its syntax is looked at
+    // to tell an ES module from CommonJS.
+    importing(dir.path(), "deep-js", "deep-b");
+    write(
+        dir.path(),
+        "deep-js/node_modules/deep-b/package.json",
+        r#"{"name": "deep-b", "main": "index.js"}"#,
+    );
+    write(
+        dir.path(),
+        "deep-js/node_modules/deep-b/index.js",
+        &nested("(", ")"),
+    );
+    // A `package.json` nested deep.
+    importing(dir.path(), "deep-json", "deep-c");
+    write(
+        dir.path(),
+        "deep-json/node_modules/deep-c/package.json",
+        &format!(
+            "{{\"name\": \"deep-c\", \"x\": {}0{}}}",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        ),
+    );
+    write(
+        dir.path(),
+        "deep-json/node_modules/deep-c/index.js",
+        "export default 1;\n",
+    );
+    let report = report_within_a_minute(dir.path());
+    for (plugin, file) in [
+        ("deep-cjs", "deep-a/index.cjs:1:"),
+        ("deep-js", "deep-b/index.js:1:"),
+    ] {
+        let line = reported(&report, plugin);
+        assert_eq!(line.status, Status::Refused, "{line:?}");
+        let reason = line.reason.clone().unwrap_or_default();
+        assert!(
+            reason.contains(file) && reason.contains("brackets nest deeper than 1000 levels"),
+            "{reason}"
+        );
+    }
+    let line = reported(&report, "deep-json");
+    assert_eq!(line.status, Status::Refused, "{line:?}");
+    let reason = line.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("imports \"deep-c\"") && reason.contains("recursion limit"),
+        "{reason}"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_package_json_that_is_a_fifo_or_huge_refuses_the_plugin_without_hanging() {
+    let dir = plugin_dir();
+    let fifo = |path: &Path| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+    };
+    // Imported by an ES module.
+    importing(dir.path(), "fifo-pkg", "fifo");
+    fifo(&dir.path().join("fifo-pkg/node_modules/fifo/package.json"));
+    write(
+        dir.path(),
+        "fifo-pkg/node_modules/fifo/index.js",
+        "export default 1;\n",
+    );
+    // Required by a CommonJS package.
+    importing(dir.path(), "fifo-req", "outer");
+    write(
+        dir.path(),
+        "fifo-req/node_modules/outer/package.json",
+        r#"{"name": "outer", "main": "index.js"}"#,
+    );
+    write(
+        dir.path(),
+        "fifo-req/node_modules/outer/index.js",
+        "module.exports = require(\"inner\");\n",
+    );
+    fifo(&dir.path().join("fifo-req/node_modules/inner/package.json"));
+    write(
+        dir.path(),
+        "fifo-req/node_modules/inner/index.js",
+        "module.exports = 1;\n",
+    );
+    // A sparse file of 1 GiB.
+    importing(dir.path(), "huge-pkg", "huge");
+    write(
+        dir.path(),
+        "huge-pkg/node_modules/huge/index.js",
+        "export default 1;\n",
+    );
+    std::fs::File::create(dir.path().join("huge-pkg/node_modules/huge/package.json"))
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let report = report_within_a_minute(dir.path());
+    for (plugin, why) in [
+        (
+            "fifo-pkg",
+            "fifo/package.json: it is a FIFO, not a regular file",
+        ),
+        (
+            "fifo-req",
+            "inner/package.json: it is a FIFO, not a regular file",
+        ),
+        (
+            "huge-pkg",
+            "huge/package.json: it is larger than 16777216 bytes",
+        ),
+    ] {
+        let line = reported(&report, plugin);
+        assert_eq!(line.status, Status::Refused, "{line:?}");
+        let reason = line.reason.clone().unwrap_or_default();
+        assert!(reason.contains(why), "{plugin}: {reason}");
+    }
+}

@@ -708,6 +708,7 @@ export default definePlugin({ before_model: () => ({ note: word }) });
         manifest: uses.manifest.clone(),
         hooks: loaded.hooks.clone(),
         warnings: Vec::new(),
+        processes: loaded.processes,
         plugin: loaded.plugin.clone(),
         stats: Default::default(),
     }]);

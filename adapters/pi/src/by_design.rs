@@ -14,7 +14,9 @@ use yohost::discovery::Candidate;
 /// `{"events": {name: why}, "calls": {method: why}}`.
 pub const TABLE: &str = include_str!("../js/shape/refused.json");
 
-/// At most this many source files are searched, each up to this size.
+/// At most this many source files are searched, each up to this size (read
+/// as the host reads every plugin file: regular files only, without
+/// blocking).
 const MAX_FILES: usize = 256;
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -24,7 +26,7 @@ pub fn found_in_source(candidate: &Candidate) -> Vec<String> {
     let table: serde_json::Value = serde_json::from_str(TABLE).expect("refused.json is valid JSON");
     let sources: Vec<String> = source_files(candidate)
         .iter()
-        .filter_map(|path| std::fs::read_to_string(path).ok())
+        .filter_map(|path| yohost::source::read_text(path, MAX_FILE_BYTES).ok())
         .collect();
     let mentions = |needle: &str| sources.iter().any(|s| s.contains(needle));
     let mut found = Vec::new();

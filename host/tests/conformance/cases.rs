@@ -124,6 +124,7 @@ fn shared(fx: &Fixture) -> LoadedPlugin {
         manifest: p.manifest.clone(),
         hooks: p.hooks.clone(),
         warnings: p.warnings.clone(),
+        processes: p.processes,
         plugin: Arc::clone(&p.plugin),
         stats: Default::default(),
     }
@@ -714,6 +715,46 @@ pub async fn log_flood_is_attributed(engine: Engine) {
         .filter(|m| m.starts_with("flood "))
         .count();
     assert_eq!(flood, 100_000);
+}
+
+/// `deluge`: 64 MiB of log lines in one call, four times the bound of a
+/// call. The host keeps at most the bound's worth (so neither it nor what
+/// it hands lines to holds the rest), the call is still allowed, and one
+/// warning line, attributed to the plugin and the run, says how many lines
+/// were dropped.
+pub async fn log_deluge_is_bounded_and_the_drop_reported(engine: Engine) {
+    if not_applicable(&engine, "deluge", engine.logs) {
+        return;
+    }
+    let (logs, _guard) = capture_logs();
+    let fx = Fixture::install(engine, "[timeouts]\nbefore_tool = 60000\n");
+    let out = fx.run(vec![run_call("deluge"), text("done")], "go").await;
+    assert_eq!(out.ran, ["deluge"]);
+    let messages = plugin_messages(&logs, &out.run_id, &fx.name);
+    let kept: Vec<&String> = messages
+        .iter()
+        .filter(|m| m.starts_with("deluge "))
+        .collect();
+    let kept_bytes: usize = kept.iter().map(|m| m.len()).sum();
+    assert!(
+        !kept.is_empty() && kept.len() < 8192,
+        "{} of 8192 lines kept",
+        kept.len()
+    );
+    assert!(
+        kept_bytes as u64 <= yohost::limits::MAX_LOG_BYTES_PER_CALL,
+        "{kept_bytes} bytes kept"
+    );
+    let dropped = 8192 - kept.len();
+    let report = format!("{dropped} log lines of plugin '{}' dropped", fx.name);
+    assert!(
+        messages.iter().any(|m| m.starts_with(&report)),
+        "no line says `{report}`: {:?}",
+        messages
+            .iter()
+            .filter(|m| !m.starts_with("deluge "))
+            .collect::<Vec<_>>()
+    );
 }
 
 /// R5: a required plugin that cannot load fails every run, naming itself,

@@ -22,6 +22,7 @@
 //! | | `shape` | replies with a shape the contract does not allow |
 //! | | `oversize` | replies with over 16 MiB |
 //! | | `flood` | logs 100,000 lines (`flood <i>`), then allows |
+//! | | `deluge` | logs 8,192 lines of 8 KiB (`deluge <i> xx…`, 64 MiB in all), then allows |
 //! | | `memory` | allocates without bound |
 //! | | `file` | reads /etc/passwd, rewriting `cmd` to `leaked:<first line>` |
 //! | | anything else | allows |
@@ -113,6 +114,7 @@ conformance! {
         memory_bomb_is_stopped,
         forbidden_file_is_denied,
         log_flood_is_attributed,
+        log_deluge_is_bounded_and_the_drop_reported,
         required_plugin_that_fails_to_load_fails_every_run,
         advisory_plugin_that_fails_to_load_is_logged_each_run,
         process_stays_inside_its_grants,

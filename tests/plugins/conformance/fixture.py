@@ -89,6 +89,10 @@ def before_tool(call):
     if cmd == "flood":
         for i in range(100_000):
             log.info(f"flood {i}")
+    if cmd == "deluge":
+        pad = "x" * 8000
+        for i in range(8192):
+            log.info(f"deluge {i} {pad}")
     return None
 
 

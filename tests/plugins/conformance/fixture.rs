@@ -124,6 +124,13 @@ impl Plugin for Fixture {
                 }
                 Ok(BeforeToolReply::Allow)
             }
+            "deluge" => {
+                let pad = "x".repeat(8000);
+                for i in 0..8192 {
+                    info(&format!("deluge {i} {pad}"));
+                }
+                Ok(BeforeToolReply::Allow)
+            }
             "memory" => {
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
                 loop {

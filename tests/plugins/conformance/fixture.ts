@@ -58,6 +58,11 @@ export default definePlugin({
       case "flood":
         for (let i = 0; i < 100_000; i++) ctx.log.info(`flood ${i}`);
         return null;
+      case "deluge": {
+        const pad = "x".repeat(8000);
+        for (let i = 0; i < 8192; i++) ctx.log.info(`deluge ${i} ${pad}`);
+        return null;
+      }
       case "memory": {
         const hoard: number[][] = [];
         while (true) hoard.push(new Array(1 << 20).fill(1.5));

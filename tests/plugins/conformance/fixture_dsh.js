@@ -34,6 +34,11 @@ export function apply(ctx) {
       case "flood":
         for (let i = 0; i < 100_000; i++) console.info(`flood ${i}`);
         return next();
+      case "deluge": {
+        const pad = "x".repeat(8000);
+        for (let i = 0; i < 8192; i++) console.info(`deluge ${i} ${pad}`);
+        return next();
+      }
       case "memory": {
         const hoard = [];
         while (true) hoard.push(new Array(1 << 20).fill(1.5));

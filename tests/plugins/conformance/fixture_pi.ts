@@ -97,6 +97,11 @@ export default function (pi: ExtensionAPI) {
       case "flood":
         for (let i = 0; i < 100_000; i++) ctx.ui.notify(`flood ${i}`, "info");
         return;
+      case "deluge": {
+        const pad = "x".repeat(8000);
+        for (let i = 0; i < 8192; i++) ctx.ui.notify(`deluge ${i} ${pad}`, "info");
+        return;
+      }
       case "memory": {
         const hoard: number[][] = [];
         while (true) hoard.push(new Array(1 << 20).fill(1.5));

@@ -18,7 +18,7 @@
 //! package that is not installed fails when it runs, naming the package, as
 //! in Node (packages often `require` optional dependencies inside `try`).
 
-use super::transpile::located;
+use super::transpile::{guarded, located};
 use oxc::allocator::Allocator;
 use oxc::ast::ast::{
     Argument, AssignmentExpression, AssignmentTarget, CallExpression, Expression,
@@ -47,8 +47,15 @@ pub struct Analysis {
 }
 
 /// Parse CommonJS `source` (named `file` in messages) as a script and list
-/// what it requires and exports. A syntax error names the file and line.
+/// what it requires and exports. A syntax error names the file and line; a
+/// source too large or nested too deep is refused before it is parsed, as
+/// every plugin source is ([`guarded`]).
 pub fn analyze(file: &Path, source: &str) -> Result<Analysis, String> {
+    guarded(file, source, || analyze_here(file, source)).map_err(|e| e.message)?
+}
+
+/// [`analyze`], on the calling thread.
+fn analyze_here(file: &Path, source: &str) -> Result<Analysis, String> {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, source, SourceType::cjs()).parse();
     if let Some(error) = parsed.diagnostics.first() {
@@ -284,6 +291,27 @@ mod tests {
     fn a_syntax_error_names_the_file_and_line() {
         let err = analyze(Path::new("bad.js"), "var a = 1;\nvar = 2;\n").unwrap_err();
         assert!(err.starts_with("bad.js:2:"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_naming_the_line_not_a_stack_overflow() {
+        for open in ["(", "[", "{"] {
+            let close = match open {
+                "(" => ")",
+                "[" => "]",
+                _ => "}",
+            };
+            let deep = format!(
+                "var a = 1;\nmodule.exports = {}0{};\n",
+                open.repeat(10_000),
+                close.repeat(10_000)
+            );
+            let err = analyze(Path::new("deep.cjs"), &deep).unwrap_err();
+            assert!(
+                err.starts_with("deep.cjs:2:") && err.contains("deeper than 1000"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -469,9 +469,9 @@ fn gather_commonjs(
                         });
                         Required::Missing(missing)
                     }
-                    Err(escape @ PackageError::Outside { .. }) => {
-                        return Err(refused_import(file, specifier, found.builtins, &escape))
-                    }
+                    Err(
+                        refused @ (PackageError::Outside { .. } | PackageError::Unreadable { .. }),
+                    ) => return Err(refused_import(file, specifier, found.builtins, &refused)),
                     Err(other) => {
                         Required::Missing(format!("Cannot find module '{specifier}': {other}"))
                     }

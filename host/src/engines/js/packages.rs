@@ -12,10 +12,78 @@
 //! resolved; Node's built-in modules (`fs`, `node:crypto`, ...) are never
 //! resolved here: a plugin gets only the built-ins its flavor provides.
 
-use oxc_resolver::{ResolveError, ResolveOptions, Resolver};
+use crate::limits::MAX_SOURCE_BYTES;
+use crate::source::{read_bytes, read_text, ReadError};
+use oxc_resolver::{FileMetadata, FileSystem, FileSystemOs, ResolveError, ResolveOptions};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+/// The resolver, reading through [`Bounded`].
+type Resolver = oxc_resolver::ResolverGeneric<Bounded>;
+
+/// The file system the resolver reads `package.json` files through: each
+/// read as the host reads every plugin file ([`read_bytes`]: a regular
+/// file, opened without blocking, at most [`MAX_SOURCE_BYTES`]). The
+/// resolver takes a file it cannot read for a missing one, so a read
+/// refused for what the file is (a FIFO, a device, a socket, too large) is
+/// also noted in `refused`, and [`Packages::resolve`] refuses the plugin
+/// with it.
+struct Bounded {
+    refused: Arc<Mutex<Vec<(PathBuf, ReadError)>>>,
+}
+
+impl Bounded {
+    fn read_noted(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        read_bytes(path, MAX_SOURCE_BYTES).map_err(|problem| {
+            let error = match &problem {
+                ReadError::Io { kind, message } => std::io::Error::new(*kind, message.clone()),
+                other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+            };
+            if matches!(problem, ReadError::TooLarge { .. })
+                || matches!(problem, ReadError::NotRegular(kind) if kind != "a folder")
+            {
+                self.refused
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((path.to_path_buf(), problem));
+            }
+            error
+        })
+    }
+}
+
+impl FileSystem for Bounded {
+    fn new() -> Self {
+        Bounded {
+            refused: Arc::default(),
+        }
+    }
+
+    fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        self.read_noted(path)
+    }
+
+    fn read_to_string(&self, path: &Path) -> std::io::Result<String> {
+        FileSystemOs::validate_string(self.read_noted(path)?)
+    }
+
+    fn metadata(&self, path: &Path) -> std::io::Result<FileMetadata> {
+        FileSystemOs::metadata(path)
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> std::io::Result<FileMetadata> {
+        FileSystemOs::symlink_metadata(path)
+    }
+
+    fn read_link(&self, path: &Path) -> Result<PathBuf, ResolveError> {
+        FileSystemOs::read_link(path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> std::io::Result<PathBuf> {
+        FileSystemOs::canonicalize(path)
+    }
+}
 
 /// How a file is evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +119,15 @@ pub enum PackageError {
     /// A Node built-in module the flavor does not provide.
     #[error("`{0}` is a Node built-in module, which is not available to this plugin on the embedded engine (yohost plugins and pi extensions that need it run on Node with `engine = \"node\"` in plugin.toml)")]
     NodeBuiltin(String),
+    /// A file the resolution had to read (a `package.json`) is not a
+    /// regular file, or is too large.
+    #[error("{}: {problem}", file.display())]
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// Why it was not read.
+        problem: ReadError,
+    },
     /// The file lies outside the plugin's folder once symlinks are resolved.
     #[error("it resolves to {}, outside the plugin's folder {}", file.display(), folder.display())]
     Outside {
@@ -71,6 +148,8 @@ pub struct Packages {
     import: Resolver,
     require: Resolver,
     types: Mutex<HashMap<PathBuf, Option<String>>>,
+    /// The reads the resolvers' file system refused ([`Bounded`]).
+    refused: Arc<Mutex<Vec<(PathBuf, ReadError)>>>,
 }
 
 impl Packages {
@@ -87,11 +166,19 @@ impl Packages {
             symlinks: true,
             ..ResolveOptions::default()
         };
+        let refused: Arc<Mutex<Vec<(PathBuf, ReadError)>>> = Arc::default();
+        let resolver = |conditions: &[&str]| {
+            let fs = Bounded {
+                refused: Arc::clone(&refused),
+            };
+            Resolver::new_with_file_system(fs, options(conditions))
+        };
         Self {
             folder: folder.to_path_buf(),
-            import: Resolver::new(options(&["import", "module", "default"])),
-            require: Resolver::new(options(&["require", "node", "default"])),
+            import: resolver(&["import", "module", "default"]),
+            require: resolver(&["require", "node", "default"]),
             types: Mutex::new(HashMap::new()),
+            refused,
         }
     }
 
@@ -108,9 +195,21 @@ impl Packages {
             Request::Require => &self.require,
         };
         let dir = from.parent().unwrap_or(&self.folder);
-        let resolution = resolver
-            .resolve(dir, specifier)
-            .map_err(|e| self.explain(specifier, e))?;
+        let resolution = resolver.resolve(dir, specifier);
+        // A `package.json` the resolver could not read for what it is
+        // refuses the plugin, whatever the resolver made of its absence.
+        if let Some((file, problem)) = self
+            .refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .first()
+        {
+            return Err(PackageError::Unreadable {
+                file: file.clone(),
+                problem: problem.clone(),
+            });
+        }
+        let resolution = resolution.map_err(|e| self.explain(specifier, e))?;
         let file = resolution.into_path_buf();
         // The resolver follows symlinks; canonicalize once more so that a
         // link it chose not to follow cannot pass the check.
@@ -155,7 +254,7 @@ impl Packages {
         match self.package_type(file).as_deref() {
             Some("module") => Format::Module,
             Some("commonjs") => Format::CommonJs,
-            _ if has_module_syntax(source) => Format::Module,
+            _ if has_module_syntax(file, source) => Format::Module,
             _ => Format::CommonJs,
         }
     }
@@ -174,7 +273,7 @@ impl Packages {
                 return types
                     .entry(manifest.clone())
                     .or_insert_with(|| {
-                        let text = std::fs::read_to_string(&manifest).ok()?;
+                        let text = read_text(&manifest, MAX_SOURCE_BYTES).ok()?;
                         let json: serde_json::Value = serde_json::from_str(&text).ok()?;
                         json.get("type")?.as_str().map(String::from)
                     })
@@ -209,15 +308,20 @@ pub fn package_name(specifier: &str) -> &str {
     }
 }
 
-/// Whether plain JavaScript `source` uses ES module syntax (`import` or
-/// `export` declarations, `import.meta`).
-fn has_module_syntax(source: &str) -> bool {
+/// Whether plain JavaScript `source` (of `file`) uses ES module syntax
+/// (`import` or `export` declarations, `import.meta`). A source the parse
+/// guard refuses (too large, nested too deep) does not: it is then taken
+/// for CommonJS, whose analysis refuses it with the reason.
+fn has_module_syntax(file: &Path, source: &str) -> bool {
     use oxc::allocator::Allocator;
     use oxc::parser::Parser;
     use oxc::span::SourceType;
-    let allocator = Allocator::default();
-    let parsed = Parser::new(&allocator, source, SourceType::mjs()).parse();
-    parsed.module_record.has_module_syntax
+    super::transpile::guarded(file, source, || {
+        let allocator = Allocator::default();
+        let parsed = Parser::new(&allocator, source, SourceType::mjs()).parse();
+        parsed.module_record.has_module_syntax
+    })
+    .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //!
 //! Sources are untrusted, and oxc recurses once per level of nesting with
 //! no limit of its own: 10,000 nested brackets overflow an 8 MiB stack and
-//! abort the process. So:
+//! abort the process. So every parse of a plugin's source, here and in the
+//! CommonJS analysis, goes through [`guarded`]:
 //! - a source may be at most [`MAX_SOURCE_BYTES`];
 //! - a quick lexical scan refuses brackets (and template substitutions)
 //!   nested deeper than [`MAX_NESTING`], naming the line, before oxc runs;
@@ -69,6 +70,20 @@ pub struct Transpiled {
 /// whether it is TypeScript) and list its imports, on a thread whose stack
 /// fits the source (see the module docs).
 pub fn transpile(file: &Path, source: &str) -> Result<Transpiled, TranspileError> {
+    guarded(file, source, || transpile_here(file, source))?
+}
+
+/// Run `parse`, a parse of plugin source `source` (named `file` in
+/// messages), as every parse of a plugin's JavaScript or TypeScript runs
+/// (see the module docs): refused when the source is over
+/// [`MAX_SOURCE_BYTES`] or its brackets nest deeper than [`MAX_NESTING`]
+/// (naming the line), and otherwise run on a thread whose stack fits the
+/// source.
+pub fn guarded<T: Send>(
+    file: &Path,
+    source: &str,
+    parse: impl FnOnce() -> T + Send,
+) -> Result<T, TranspileError> {
     let refuse = |message: String| TranspileError {
         message: format!("{}: {message}", file.display()),
     };
@@ -89,16 +104,16 @@ pub fn transpile(file: &Path, source: &str) -> Result<Transpiled, TranspileError
     let stack = BASE_STACK_BYTES + STACK_PER_SOURCE_BYTE * source.len();
     std::thread::scope(|scope| {
         std::thread::Builder::new()
-            .name("yohost-transpile".into())
+            .name("yohost-parse".into())
             .stack_size(stack)
-            .spawn_scoped(scope, || transpile_here(file, source))
+            .spawn_scoped(scope, parse)
             .map_err(|e| {
                 refuse(format!(
                     "cannot start the parser ({stack} bytes of stack): {e}"
                 ))
             })?
             .join()
-            .unwrap_or_else(|_| Err(refuse("the parser panicked".into())))
+            .map_err(|_| refuse("the parser panicked".into()))
     })
 }
 

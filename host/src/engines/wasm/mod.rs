@@ -53,8 +53,10 @@ pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Load
         message,
     };
     let runtime = runtime::runtime().map_err(invalid)?;
-    let wasm =
-        std::fs::read(path).map_err(|e| invalid(format!("cannot read the component: {e}")))?;
+    // Read as every plugin file is: a regular file, without blocking, at
+    // most the size a library may have.
+    let wasm = crate::source::read_bytes(path, crate::limits::MAX_LIBRARY_BYTES)
+        .map_err(|e| invalid(format!("cannot read the component: {e}")))?;
     if wasm.get(..8) == Some(b"\0asm\x01\0\0\0") {
         return Err(invalid(
             "a core Wasm module, not a component: build it with `--target wasm32-wasip2` (yohost-sdk's `wasm` feature)".into(),
