@@ -46,6 +46,18 @@
 //! about must not claim it, and a row without `before_tool` gets the
 //! hostile inputs through its tool `fx_echo`.
 //!
+//! # Plugin processes
+//!
+//! Rows whose plugins run in a process or start one (`node`, `pi`,
+//! `pi_node`) also have a process fixture (`fixture_proc.ts`,
+//! `fixture_pi_proc.ts`) with tools `fx_sh`, `fx_read` and `fx_signal`
+//! (`processes.rs`). Its folder holds links out (`sys -> /etc`, `proc ->
+//! /proc`, a dangling link in its write grant), and the cases check that
+//! the kernel sandbox holds the process and what it starts to the grants
+//! and to its granted environment, that it cannot signal the host, and
+//! that nothing it started outlives its call's deadline or the host. The
+//! other rows start no process of their own and say so.
+//!
 //! # What is asserted
 //!
 //! Typed outcomes, not message substrings: whether `run` ran and with which
