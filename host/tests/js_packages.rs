@@ -230,24 +230,7 @@ import cfg from "./victim/config.json";
 export default definePlugin({ before_model: () => ({ note: JSON.stringify(cfg) }) });
 "#,
     );
-    write(
-        dir.path(),
-        "node_modules/tiny/package.json",
-        r#"{"name": "tiny", "version": "1.0.0", "type": "module", "exports": "./index.js"}"#,
-    );
-    write(
-        dir.path(),
-        "node_modules/tiny/index.js",
-        "export const word = \"tiny-word\";\n",
-    );
-    write(
-        dir.path(),
-        "uses.ts",
-        r#"import { definePlugin } from "yohost";
-import { word } from "tiny";
-export default definePlugin({ before_model: () => ({ note: word }) });
-"#,
-    );
+    single_file_with_a_package(dir.path());
     let host = PluginHost::open(dir.path()).unwrap();
     let refused = host.refused();
     let spy = refused

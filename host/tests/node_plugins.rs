@@ -669,24 +669,7 @@ import { token } from "./victim/secret.ts";
 export default definePlugin({ before_model: () => ({ note: token }) });
 "#,
     );
-    write(
-        dir.path(),
-        "node_modules/tiny/package.json",
-        r#"{"name": "tiny", "version": "1.0.0", "type": "module", "exports": "./index.js"}"#,
-    );
-    write(
-        dir.path(),
-        "node_modules/tiny/index.js",
-        "export const word = \"tiny-word\";\n",
-    );
-    write(
-        dir.path(),
-        "uses.ts",
-        r#"import { definePlugin } from "yohost";
-import { word } from "tiny";
-export default definePlugin({ before_model: () => ({ note: word }) });
-"#,
-    );
+    single_file_with_a_package(dir.path());
     let spy = single_file_on_node(dir.path(), "spy");
     let why = match yohost::engines::node::load(&spy, Default::default()) {
         Ok(_) => panic!("spy.ts loaded on Node"),

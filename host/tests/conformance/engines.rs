@@ -303,19 +303,25 @@ pub fn pi_node() -> Engine {
         },
         broken_manifest: "ecosystem = \"pi\"\nengine = \"node\"",
         processes: Some(|dir, plugin, extra| {
-            write(
-                dir,
-                &format!("{plugin}/index.ts"),
-                &source("fixture_pi_proc.ts"),
-            );
-            write(
-                dir,
-                &format!("{plugin}/plugin.toml"),
-                &format!("name = \"{plugin}\"\necosystem = \"pi\"\nengine = \"node\"\n{extra}"),
-            );
+            pi_processes(dir, plugin, &format!("engine = \"node\"\n{extra}"))
         }),
         ..pi()
     }
+}
+
+/// The pi process fixture in `dir/<plugin>/`, with these extra
+/// `plugin.toml` lines.
+fn pi_processes(dir: &Path, plugin: &str, extra: &str) {
+    write(
+        dir,
+        &format!("{plugin}/index.ts"),
+        &source("fixture_pi_proc.ts"),
+    );
+    write(
+        dir,
+        &format!("{plugin}/plugin.toml"),
+        &format!("name = \"{plugin}\"\necosystem = \"pi\"\n{extra}"),
+    );
 }
 
 /// The pi events the adapter shows for yoagent's event types.
@@ -366,18 +372,7 @@ pub fn pi() -> Engine {
         on_stop: Support::No("pi has no on_stop: the answer is accepted"),
         finish: Support::No("pi has no finish: its last line is its last event"),
         event_name: pi_event,
-        processes: Some(|dir, plugin, extra| {
-            write(
-                dir,
-                &format!("{plugin}/index.ts"),
-                &source("fixture_pi_proc.ts"),
-            );
-            write(
-                dir,
-                &format!("{plugin}/plugin.toml"),
-                &format!("name = \"{plugin}\"\necosystem = \"pi\"\n{extra}"),
-            );
-        }),
+        processes: Some(pi_processes),
     }
 }
 

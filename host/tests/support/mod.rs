@@ -413,3 +413,28 @@ pub fn node_module_json(script: &str, arg: &Path) -> Result<serde_json::Value, S
     );
     Ok(serde_json::from_slice(&out.stdout).unwrap())
 }
+
+/// Beside single-file plugins in `dir`: a package `tiny` in the
+/// directory's `node_modules` (exporting `word = "tiny-word"`), and
+/// `uses.ts`, a plugin that imports it and notes the word before every
+/// model request.
+pub fn single_file_with_a_package(dir: &Path) {
+    write(
+        dir,
+        "node_modules/tiny/package.json",
+        r#"{"name": "tiny", "version": "1.0.0", "type": "module", "exports": "./index.js"}"#,
+    );
+    write(
+        dir,
+        "node_modules/tiny/index.js",
+        "export const word = \"tiny-word\";\n",
+    );
+    write(
+        dir,
+        "uses.ts",
+        r#"import { definePlugin } from "yohost";
+import { word } from "tiny";
+export default definePlugin({ before_model: () => ({ note: word }) });
+"#,
+    );
+}
