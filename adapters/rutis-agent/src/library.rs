@@ -2,8 +2,11 @@
 //! it hands out.
 //!
 //! Every string the library returns is read up to its NUL but never past a
-//! limit (a missing NUL cannot make the host walk memory without end), copied,
-//! and handed back to `rutis_plugin_free` when the library exports it.
+//! limit (a missing NUL cannot make the host walk memory without end) and
+//! copied. As rutis's own loader and demo host do, only the results of
+//! `rutis_plugin_tool_invoke` are handed back to `rutis_plugin_free` (when
+//! the library exports it): a library may return its name and schemas as
+//! static strings, which must never be freed.
 
 use std::ffi::{c_char, CString};
 use std::path::Path;
@@ -98,43 +101,46 @@ impl ToolLibrary {
         unsafe { (self.count)() }
     }
 
-    /// `rutis_plugin_tool_schema(i)`, read up to `limit` bytes.
+    /// `rutis_plugin_tool_schema(i)`, read up to `limit` bytes; the string
+    /// stays the library's.
     pub fn schema(&self, i: u32, limit: usize) -> Returned {
-        // SAFETY: the ABI's signature; the returned string is taken below.
-        self.take(unsafe { (self.schema)(i) }, limit)
+        // SAFETY: the ABI's signature; the returned string is read below.
+        copy(unsafe { (self.schema)(i) }, limit)
     }
 
     /// `rutis_plugin_name()`, if the library exports it, read up to `limit`
-    /// bytes.
+    /// bytes; the string stays the library's.
     pub fn name(&self, limit: usize) -> Option<Returned> {
-        // SAFETY: the ABI's signature; the returned string is taken below.
-        self.name.map(|name| self.take(unsafe { name() }, limit))
+        // SAFETY: the ABI's signature; the returned string is read below.
+        self.name.map(|name| copy(unsafe { name() }, limit))
     }
 
-    /// `rutis_plugin_tool_invoke(i, args)`, read up to `limit` bytes.
+    /// `rutis_plugin_tool_invoke(i, args)`, read up to `limit` bytes, then
+    /// given back to the library's `free`, if it has one.
     pub fn invoke(&self, i: u32, args: &CString, limit: usize) -> Returned {
         // SAFETY: `args` is a valid NUL-terminated string for the call.
-        self.take(unsafe { (self.invoke)(i, args.as_ptr()) }, limit)
+        let result = unsafe { (self.invoke)(i, args.as_ptr()) };
+        let returned = copy(result, limit);
+        if let (Some(free), false) = (self.free, result.is_null()) {
+            // SAFETY: an invoke result came from this library, which frees
+            // it as rutis's hosts have it do, once.
+            unsafe { free(result.cast_mut()) };
+        }
+        returned
     }
+}
 
-    /// Copy a returned string (at most `limit` bytes before its NUL) and
-    /// give it back to the library's `free`.
-    fn take(&self, ptr: *const c_char, limit: usize) -> Returned {
-        if ptr.is_null() {
-            return Returned::Null;
-        }
-        // SAFETY: the library returned a NUL-terminated string; bytes are
-        // read one by one up to its NUL and never past `limit`, so a string
-        // longer than allowed is not read to its end.
-        let taken = unsafe { read_bounded(ptr.cast::<u8>(), limit) };
-        if let Some(free) = self.free {
-            // SAFETY: the string came from this library and is freed once.
-            unsafe { free(ptr.cast_mut()) };
-        }
-        match taken {
-            Some(bytes) => Returned::Bytes(bytes),
-            None => Returned::TooLong,
-        }
+/// Copy a returned string: at most `limit` bytes before its NUL.
+fn copy(ptr: *const c_char, limit: usize) -> Returned {
+    if ptr.is_null() {
+        return Returned::Null;
+    }
+    // SAFETY: the library returned a NUL-terminated string; bytes are read
+    // one by one up to its NUL and never past `limit`, so a string longer
+    // than allowed is not read to its end.
+    match unsafe { read_bounded(ptr.cast::<u8>(), limit) } {
+        Some(bytes) => Returned::Bytes(bytes),
+        None => Returned::TooLong,
     }
 }
 

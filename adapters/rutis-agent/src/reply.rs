@@ -1,11 +1,12 @@
-//! What `rutis_plugin_tool_invoke` returned, as a yohost tool result.
+//! What `rutis_plugin_tool_invoke` returned, as a yohost tool result, read
+//! as rutis's own loader reads it (`crates/rutis-agent/src/tools/hotplug.rs`):
 //!
 //! | The library returned | The model gets |
 //! |---|---|
-//! | a JSON object with `"ok": true` | a result: the object without `ok`, as JSON text (and as `details`) |
-//! | a JSON object with `"error": "…"` and no `"ok": true` | an error result with that text |
-//! | any other UTF-8 text | an error result with that text |
-//! | a null pointer, bytes that are not UTF-8, more than the reply limit | the call fails (the host's fail-closed message) |
+//! | JSON with `"ok": true` | a result: its `notes`, as text when it is a string and as JSON otherwise, or `ok` without `notes`; the whole object is the result's `details` |
+//! | any other JSON | an error result: `error: ` and the whole JSON |
+//! | UTF-8 text that is not JSON | an error result: `error: ` and the text as a JSON string |
+//! | a null pointer, bytes that are not UTF-8, more than the reply limit | the call fails (the host's fail-closed message); rutis would crash or show nothing |
 
 use crate::library::Returned;
 use serde_json::Value;
@@ -30,20 +31,18 @@ pub fn tool_reply(returned: Returned) -> Result<ToolReply, CallError> {
         Returned::Bytes(bytes) => bytes,
     };
     let text = String::from_utf8(bytes).map_err(|_| bad("the tool's result is not UTF-8"))?;
-    Ok(match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(mut map)) if map.get("ok") == Some(&Value::Bool(true)) => {
-            map.remove("ok");
-            let details = Value::Object(map);
-            let mut reply = ToolReply::text(details.to_string());
-            reply.details = details;
-            reply
-        }
-        Ok(Value::Object(map)) => match map.get("error") {
-            Some(Value::String(error)) => ToolReply::error(error.clone()),
-            _ => ToolReply::error(text),
-        },
-        _ => ToolReply::error(text),
-    })
+    let value = serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text));
+    if value.get("ok").and_then(Value::as_bool) != Some(true) {
+        return Ok(ToolReply::error(format!("error: {value}")));
+    }
+    let shown = match value.get("notes") {
+        Some(Value::String(notes)) => notes.clone(),
+        Some(notes) => notes.to_string(),
+        None => "ok".to_string(),
+    };
+    let mut reply = ToolReply::text(shown);
+    reply.details = value;
+    Ok(reply)
 }
 
 #[cfg(test)]
@@ -63,21 +62,34 @@ mod tests {
     }
 
     #[test]
-    fn ok_true_is_a_result_and_anything_else_an_error() {
-        let ok = reply(br#"{"ok":true,"count":3}"#).unwrap();
-        assert!(!ok.is_error);
-        assert_eq!(text(&ok), r#"{"count":3}"#);
-        assert_eq!(ok.details["count"], 3);
+    fn ok_true_shows_its_notes_and_anything_else_is_an_error_as_rutis_shows_it() {
+        for (raw, shown) in [
+            (
+                &br#"{"ok":true,"notes":"v0.2.0: hot-loading"}"#[..],
+                "v0.2.0: hot-loading",
+            ),
+            (br#"{"ok":true,"notes":{"n":1}}"#, r#"{"n":1}"#),
+            (br#"{"ok":true,"count":3}"#, "ok"),
+        ] {
+            let ok = reply(raw).unwrap();
+            assert!(!ok.is_error, "{shown}");
+            assert_eq!(text(&ok), shown);
+        }
+        assert_eq!(
+            reply(br#"{"ok":true,"count":3}"#).unwrap().details["count"],
+            3
+        );
+        // The whole JSON, as serde_json writes it (as rutis's loader does).
+        let whole = |raw: &str| format!("error: {}", serde_json::from_str::<Value>(raw).unwrap());
         for (raw, shown) in [
             (
                 &br#"{"ok":false,"error":"no such file"}"#[..],
-                "no such file",
+                whole(r#"{"ok":false,"error":"no such file"}"#),
             ),
-            (br#"{"error":"denied"}"#, "denied"),
-            (br#"{"ok":"true"}"#, r#"{"ok":"true"}"#),
-            (br#"{"ok":1,"error":7}"#, r#"{"ok":1,"error":7}"#),
-            (b"plain words", "plain words"),
-            (b"[true]", "[true]"),
+            (br#"{"error":"denied"}"#, whole(r#"{"error":"denied"}"#)),
+            (br#"{"ok":"true"}"#, whole(r#"{"ok":"true"}"#)),
+            (b"plain words", r#"error: "plain words""#.to_string()),
+            (b"[true]", "error: [true]".to_string()),
         ] {
             let error = reply(raw).unwrap();
             assert!(error.is_error, "{shown}");

@@ -38,17 +38,6 @@ pub enum SchemaError {
     /// The schema is JSON but not an object.
     #[error("tool {0}: the schema is not a JSON object")]
     NotObject(u32),
-    /// The schema has a field other than `name`, `description` and
-    /// `parameters`.
-    #[error(
-        "tool {index}: unknown field `{field}` (a schema has name, description and parameters)"
-    )]
-    UnknownField {
-        /// The tool's index.
-        index: u32,
-        /// The field.
-        field: String,
-    },
     /// `name` is missing or not a string.
     #[error("tool {0}: the schema has no `name` string")]
     NoName(u32),
@@ -101,15 +90,7 @@ pub fn parse_tool(index: u32, bytes: &[u8]) -> Result<ToolSpec, SchemaError> {
     let Value::Object(mut map) = value else {
         return Err(SchemaError::NotObject(index));
     };
-    if let Some(field) = map
-        .keys()
-        .find(|k| !matches!(k.as_str(), "name" | "description" | "parameters"))
-    {
-        return Err(SchemaError::UnknownField {
-            index,
-            field: field.clone(),
-        });
-    }
+    // Other keys are ignored, as rutis's loader ignores them.
     let name = match map.remove("name") {
         Some(Value::String(name)) => name,
         _ => return Err(SchemaError::NoName(index)),
@@ -213,13 +194,17 @@ mod tests {
                 "{params}"
             );
         }
-        assert_eq!(
-            parse(r#"{"name":"x","paramters":{}}"#),
-            Err(SchemaError::UnknownField {
-                index: 3,
-                field: "paramters".into()
-            })
-        );
+    }
+
+    #[test]
+    fn other_keys_are_ignored_as_rutis_ignores_them() {
+        let tool = parse_tool(
+            3,
+            br#"{"name":"x","version":"1.2","paramters":{},"annotations":{"readOnly":true}}"#,
+        )
+        .unwrap();
+        assert_eq!(tool.name, "x");
+        assert_eq!(tool.parameters["type"], "object");
     }
 
     #[test]

@@ -2,7 +2,11 @@
 //! real `yoagent::Agent`:
 //! - a hot-plug tool is offered, called by the model with its arguments,
 //!   and its result reaches the model's next request;
-//! - an `{"ok": false, "error": ...}` result is an error result;
+//! - an `{"ok": true, "notes": ...}` result shows its notes, and an
+//!   `{"ok": false, "error": ...}` result is an error result showing the
+//!   whole JSON, as rutis shows them;
+//! - a library written to rutis's demo ABI (static name and schemas, heap
+//!   results, a `free`, a schema with keys rutis ignores) loads and runs;
 //! - a result that is not UTF-8, and a tool that hangs past its timeout,
 //!   fail the call closed with the host's message;
 //! - a library with no name and no `free` works, named after its file;
@@ -85,13 +89,52 @@ async fn a_hot_plug_tool_is_called_by_the_model_and_its_result_reaches_it() {
     .await;
     assert_eq!(
         tool_results(&events),
-        [("shout".into(), r#"{"text":"HELLO"}"#.into(), false)]
+        [("shout".into(), "HELLO".into(), false)]
     );
     let seen = requests[1].iter().any(|m| {
         matches!(m, Message::ToolResult { tool_name, content, is_error: false, .. }
-            if tool_name == "shout" && texts(content) == r#"{"text":"HELLO"}"#)
+            if tool_name == "shout" && texts(content) == "HELLO")
     });
     assert!(seen, "the result reaches the model: {:?}", requests[1]);
+}
+
+/// The crash this pins: freeing a static name or schema aborted the whole
+/// host. rutis's loader frees nothing but invoke results.
+#[tokio::test]
+async fn a_library_written_to_rutis_demo_abi_loads_and_reads_as_rutis_shows_it() {
+    let dir = dir_with("rutis_fixture_demo_abi");
+    let host = host(dir.path());
+    let report = host.report().await;
+    let demo = reported(&report, "demo-abi");
+    assert_eq!(demo.tools, ["release_notes", "broken", "live_results"]);
+    let (events, _) = run_with(
+        &host,
+        vec![
+            call("release_notes", json!({"version": "v0.2.0"})),
+            call("broken", json!({})),
+            call("live_results", json!({})),
+            text("done"),
+        ],
+    )
+    .await;
+    let results = tool_results(&events);
+    assert_eq!(
+        results[0],
+        (
+            "release_notes".into(),
+            "v0.2.0: hot-loading, memory compact".into(),
+            false
+        )
+    );
+    let whole: serde_json::Value =
+        serde_json::from_str(r#"{"ok":false,"error":"not today"}"#).unwrap();
+    assert_eq!(
+        results[1],
+        ("broken".into(), format!("error: {whole}"), true)
+    );
+    // The two earlier results went back to the library's `free`; the
+    // counting one is counted before it is handed out.
+    assert_eq!(results[2], ("live_results".into(), "0".into(), false));
 }
 
 #[tokio::test]
@@ -152,7 +195,7 @@ async fn a_hanging_tool_is_abandoned_at_its_timeout() {
     .await;
     assert_eq!(
         tool_results(&events),
-        [("shout".into(), r#"{"text":"AGAIN"}"#.into(), false)]
+        [("shout".into(), "AGAIN".into(), false)]
     );
 }
 
@@ -170,7 +213,7 @@ async fn a_library_without_name_or_free_works_named_after_its_file() {
     .await;
     assert_eq!(
         tool_results(&events),
-        [("echo_args".into(), r#"{"args":{"n":[1,2]}}"#.into(), false)]
+        [("echo_args".into(), r#"{"n":[1,2]}"#.into(), false)]
     );
 }
 

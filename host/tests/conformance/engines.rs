@@ -11,7 +11,7 @@
 //! | pi | fixture_pi.ts | `guest` (a throw) | no run id in pi's `ctx` (`whoami` is not rewritten); an `input` handler cannot give a reason (the adapter's own text); no `on_stop` (a lazy answer is accepted); no `finish` (its last line is its last event) |
 //! | pi_node | fixture_pi.ts with `engine = "node"` | `guest` (a throw) | as pi |
 //! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images) and cannot end the run; no file API; `shape` is a decision the adapter rejects, so `guest` |
-//! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); a reply cannot end the run; no log API (no `flood`); trusted code, not sandboxed; its text is its reply's JSON |
+//! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); a reply cannot end the run; no log API (no `flood`); trusted code, not sandboxed; its text is its reply's `notes`, as rutis shows it |
 //!
 //! Rows that run in a process or can start one (node, pi, pi_node) also
 //! have a process fixture ([`Engine::processes`]); the sandbox cases
@@ -423,12 +423,6 @@ pub fn dsh() -> Engine {
     }
 }
 
-/// The rutis-agent adapter's text for a tool's `{"ok": true, ...}` reply:
-/// the object without `ok`, as JSON.
-fn rutis_text(text: &str) -> String {
-    serde_json::json!({ "text": text }).to_string()
-}
-
 pub fn rutis() -> Engine {
     Engine {
         name: "rutis",
@@ -458,7 +452,7 @@ pub fn rutis() -> Engine {
         terminates: Support::No(
             "a rutis-agent tool's reply is JSON text: a `terminate` in it is only text",
         ),
-        echoed: rutis_text,
+        echoed: same_text,
         sees_run_id: Support::No("a rutis-agent library has tools only"),
         input_reason: "",
         on_stop: Support::No("a rutis-agent library has tools only"),

@@ -2,7 +2,7 @@
 //! the rutis-agent adapter. Such a library has tools only: `fx_echo`,
 //! whose `text` selects the protocol's hostile inputs (`hang`, `spin`,
 //! `shape`: bytes that are not UTF-8, and `oversize`); anything else is
-//! echoed as `{"text": ...}`. And `fx_end`, whose reply says `terminate`,
+//! echoed as `{"ok": true, "notes": ...}`, which rutis shows as the text. And `fx_end`, whose reply says `terminate`,
 //! which a rutis-agent reply cannot mean: it is only part of the JSON. Native code cannot be interrupted: `spin`
 //! stops by itself after two seconds and `hang` sleeps for an hour (its
 //! thread is abandoned).
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn rutis_plugin_tool_invoke(i: u32, args: *const c_char) -
     let args: serde_json::Value = serde_json::from_str(&args).unwrap_or_default();
     let text = args["text"].as_str().unwrap_or_default();
     if i == 1 {
-        return give(serde_json::json!({"ok": true, "text": text, "terminate": true}).to_string());
+        return give(serde_json::json!({"ok": true, "notes": text, "terminate": true}).to_string());
     }
     match text {
         "hang" => {
@@ -69,10 +69,10 @@ pub unsafe extern "C" fn rutis_plugin_tool_invoke(i: u32, args: *const c_char) -
             CString::new(vec![0xff, 0xfe]).map_or(std::ptr::null(), |s| s.into_raw().cast_const())
         }
         "oversize" => give(format!(
-            r#"{{"ok":true,"text":"{}"}}"#,
+            r#"{{"ok":true,"notes":"{}"}}"#,
             "x".repeat(17 * 1024 * 1024)
         )),
-        _ => give(serde_json::json!({"ok": true, "text": text}).to_string()),
+        _ => give(serde_json::json!({"ok": true, "notes": text}).to_string()),
     }
 }
 
