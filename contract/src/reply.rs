@@ -171,21 +171,40 @@ impl ToolReply {
 pub enum BeforeToolReply {
     /// `null`: let the call run.
     Allow,
-    /// `{deny: reason}`: block it; the model sees the reason (the host
-    /// refuses a blank one as a bad reply).
+    /// `{deny: reason}`: block it; the model sees the reason, which must
+    /// not be empty or blank (see [`check`](Self::check)).
     Deny(String),
     /// `{args: {...}}`: run it with these arguments instead.
     Rewrite(Value),
 }
 
 impl BeforeToolReply {
-    /// Read `null`, `{deny}` or `{args}`.
+    /// Read `null`, `{deny}` or `{args}`; a deny must keep the rule of
+    /// [`check`](Self::check).
     pub fn from_json(reply: Value) -> Result<Self, String> {
-        match one_of(reply, &["deny", "args"])? {
-            None => Ok(Self::Allow),
-            Some(("deny", reason)) => Ok(Self::Deny(string_value("deny", reason)?)),
-            Some((_, args)) if args.is_object() => Ok(Self::Rewrite(args)),
-            Some((_, args)) => Err(format!("`args` must be an object, got {}", kind(&args))),
+        let reply = match one_of(reply, &["deny", "args"])? {
+            None => Self::Allow,
+            Some(("deny", reason)) => Self::Deny(string_value("deny", reason)?),
+            Some((_, args)) if args.is_object() => Self::Rewrite(args),
+            Some((_, args)) => {
+                return Err(format!("`args` must be an object, got {}", kind(&args)))
+            }
+        };
+        reply.check()?;
+        Ok(reply)
+    }
+
+    /// The verdict keeps the rule that its shape alone cannot: a deny gives
+    /// a reason. An empty or blank one is a bad reply, since the model and
+    /// the person reading the run must learn why the call was blocked.
+    /// [`from_json`](Self::from_json) applies it; a host applies it to a
+    /// verdict built in code.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Self::Deny(reason) if reason.trim().is_empty() => {
+                Err("a deny must give a reason, got an empty one".into())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -453,6 +472,31 @@ mod tests {
         assert!(ToolReply::from_json(json!({"content": [], "terminate": "yes"})).is_err());
         assert!(ToolReply::from_json(json!({"content": [{"type": "video"}]})).is_err());
         assert!(ToolReply::from_json(json!(42)).is_err());
+    }
+
+    #[test]
+    fn a_deny_must_give_a_reason() {
+        for blank in ["", " ", " \n\t"] {
+            let reply = BeforeToolReply::Deny(blank.into());
+            let problem = reply.check().unwrap_err();
+            assert!(problem.contains("reason"), "{problem}");
+            assert_eq!(
+                BeforeToolReply::from_json(json!({ "deny": blank })).unwrap_err(),
+                problem,
+                "{blank:?}"
+            );
+            let err = HookReply::parse(Hook::BeforeTool, reply.to_json()).unwrap_err();
+            assert_eq!(err.hook, Hook::BeforeTool);
+        }
+        for fine in [
+            BeforeToolReply::Allow,
+            BeforeToolReply::Deny("no".into()),
+            BeforeToolReply::Deny(" no ".into()),
+            BeforeToolReply::Rewrite(json!({})),
+        ] {
+            fine.check().unwrap();
+            assert_eq!(BeforeToolReply::from_json(fine.to_json()).unwrap(), fine);
+        }
     }
 
     #[test]
