@@ -48,19 +48,16 @@ pub trait HookKind: Send + Sync + 'static {
     /// Read the plugin's JSON reply, strictly, as [`parse`](Self::parse)
     /// does; a reply that does not fit is a [`ReplyError`] naming the hook.
     fn parse_reply(reply: Value) -> Result<Self::Reply, ReplyError> {
-        Self::parse(reply).map_err(|problem| ReplyError {
-            hook: Self::HOOK,
-            problem,
-        })
+        Self::parse(reply).map_err(|problem| ReplyError::new(Self::HOOK, problem))
     }
 }
 
 /// The error of a reply that belongs to another hook.
 fn wrong_kind(hook: Hook, reply: &HookReply) -> ReplyError {
-    ReplyError {
+    ReplyError::new(
         hook,
-        problem: format!("got the reply of another hook ({})", reply_name(reply)),
-    }
+        format!("got the reply of another hook ({})", reply_name(reply)),
+    )
 }
 
 fn reply_name(reply: &HookReply) -> &'static str {

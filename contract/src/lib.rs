@@ -28,6 +28,8 @@
 //! bottom; the arguments; the replies; the untyped [`HookCall`]; and
 //! [`kind`], the typed hooks, on top.
 
+#![warn(missing_docs)]
+
 pub mod abi;
 mod arguments;
 mod call;

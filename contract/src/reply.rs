@@ -20,6 +20,16 @@ pub struct ReplyError {
     pub problem: String,
 }
 
+impl ReplyError {
+    /// `hook`'s reply does not fit the contract, for this reason.
+    pub fn new(hook: Hook, problem: impl Into<String>) -> Self {
+        Self {
+            hook,
+            problem: problem.into(),
+        }
+    }
+}
+
 impl std::fmt::Display for ReplyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -67,7 +77,7 @@ impl HookReply {
             Hook::OnStop => OnStopReply::from_json(reply).map(HookReply::OnStop),
             Hook::OnEvent | Hook::Finish => Ok(HookReply::Ignored),
         }
-        .map_err(|problem| ReplyError { hook, problem })
+        .map_err(|problem| ReplyError::new(hook, problem))
     }
 
     /// The reply in its contract JSON form (what a plugin would return).
