@@ -3,10 +3,24 @@
 //!
 //! Engines speak the untyped [`HookCall`] and [`HookReply`] (one enum each,
 //! so one channel carries every hook). [`HookKind::from_reply`] is the one
-//! place that checks a reply is the kind of its hook; [`HookKind::parse`] is
-//! the strict reader of the hook's JSON reply.
+//! place that checks a reply is the kind of its hook; [`HookKind::parse`]
+//! reads the hook's JSON reply with the same strict reader as
+//! [`HookCall::parse_reply`], and [`HookKind::parse_reply`] names the hook
+//! in its error.
+//!
+//! This module sits above the rest of the contract: it uses the hooks,
+//! arguments, calls and replies, and none of them uses it.
 
-use crate::hooks::*;
+use crate::arguments::{
+    AfterToolArgs, BeforeModelArgs, BeforeToolArgs, CallToolArgs, FinishArgs, OnEventArgs,
+    OnInputArgs, OnStopArgs, RunInfo, ToolSpec,
+};
+use crate::call::HookCall;
+use crate::hook::Hook;
+use crate::reply::{
+    tools_from_json, AfterToolReply, BeforeModelReply, BeforeToolReply, HookReply, OnInputReply,
+    OnStopReply, ReplyError, ToolReply,
+};
 use serde_json::Value;
 
 /// A hook of the contract as a type: its name, argument and reply.
@@ -30,14 +44,20 @@ pub trait HookKind: Send + Sync + 'static {
 
     /// Read the plugin's JSON reply, strictly.
     fn parse(reply: Value) -> Result<Self::Reply, String>;
+
+    /// Read the plugin's JSON reply, strictly, as [`parse`](Self::parse)
+    /// does; a reply that does not fit is a [`ReplyError`] naming the hook.
+    fn parse_reply(reply: Value) -> Result<Self::Reply, ReplyError> {
+        Self::parse(reply).map_err(|problem| ReplyError::new(Self::HOOK, problem))
+    }
 }
 
 /// The error of a reply that belongs to another hook.
 fn wrong_kind(hook: Hook, reply: &HookReply) -> ReplyError {
-    ReplyError {
+    ReplyError::new(
         hook,
-        problem: format!("got the reply of another hook ({})", reply_name(reply)),
-    }
+        format!("got the reply of another hook ({})", reply_name(reply)),
+    )
 }
 
 fn reply_name(reply: &HookReply) -> &'static str {
@@ -127,12 +147,7 @@ valued_kind!(
     Tools,
     RunInfo,
     Vec<ToolSpec>,
-    |reply: Value| match reply {
-        Value::Null => Ok(Vec::new()),
-        other => {
-            serde_json::from_value(other).map_err(|e| format!("expected a list of tools: {e}"))
-        }
-    }
+    tools_from_json
 );
 valued_kind!(
     /// `call_tool`: a string, or `{content, details?, is_error?}`.
@@ -187,17 +202,64 @@ ignored_kind!(
     FinishArgs
 );
 
-/// Read `reply` as the JSON reply of kind `K`, in its untyped form.
-pub(crate) fn parse_as<K: HookKind>(reply: Value) -> Result<HookReply, ReplyError> {
-    K::parse(reply).map(K::wrap).map_err(|problem| ReplyError {
-        hook: K::HOOK,
-        problem,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// `K::parse` and `HookCall::parse_reply` read `reply` alike.
+    fn reads_alike<K: HookKind>(args: K::Args, reply: Value)
+    where
+        K::Reply: std::fmt::Debug,
+    {
+        let call = K::call(args);
+        let typed = K::parse_reply(reply.clone()).map(K::wrap);
+        assert_eq!(
+            typed,
+            call.parse_reply(reply.clone()),
+            "{} {reply}",
+            K::HOOK
+        );
+    }
+
+    #[test]
+    fn typed_and_untyped_replies_are_read_alike() {
+        let run = RunInfo::default();
+        for reply in [json!(null), json!([]), json!([{"name": "t"}]), json!({})] {
+            reads_alike::<Tools>(run.clone(), reply);
+        }
+        let before = BeforeToolArgs {
+            run: run.clone(),
+            tool: "bash".into(),
+            call_id: "c1".into(),
+            args: json!({}),
+            user_request: None,
+            latest_user_text: None,
+        };
+        for reply in [
+            json!(null),
+            json!({"deny": "no"}),
+            json!({"deny": " "}),
+            json!({"args": {"x": 1}}),
+            json!({"args": 1}),
+        ] {
+            reads_alike::<BeforeTool>(before.clone(), reply);
+        }
+        let input = OnInputArgs {
+            run: run.clone(),
+            text: "hi".into(),
+        };
+        for reply in [json!(null), json!({"reject": "r"}), json!("r")] {
+            reads_alike::<OnInput>(input.clone(), reply);
+        }
+        let event = OnEventArgs {
+            run,
+            event: json!({}),
+        };
+        reads_alike::<OnEvent>(event, json!({"anything": true}));
+        let err = BeforeTool::parse_reply(json!(true)).unwrap_err();
+        assert_eq!(err.hook, Hook::BeforeTool);
+    }
 
     #[test]
     fn a_reply_of_another_hook_is_an_error_naming_both() {

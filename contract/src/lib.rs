@@ -18,22 +18,37 @@
 //! | `finish` | [`FinishArgs`] | ignored |
 //!
 //! Parsing is strict: a reply with an unknown shape or an unknown field is an
-//! error, never a silent allow. [`HookCall::parse_reply`] is the one place
-//! that turns a plugin's JSON reply into a [`HookReply`], and
-//! [`HookKind::from_reply`] the one place that checks a reply is its hook's
-//! kind (see [`kind`] for typed calls).
+//! error, never a silent allow. Each reply type's `from_json` is the one
+//! reader of its hook's JSON reply; [`HookCall::parse_reply`] (untyped, into
+//! a [`HookReply`]) and [`HookKind::parse`] (typed, see [`kind`]) pick it by
+//! hook, and [`HookKind::from_reply`] is the one place that checks an untyped
+//! reply is its hook's kind.
+//!
+//! The modules depend one way: [`Hook`] and the content blocks at the
+//! bottom; the arguments; the replies; the untyped [`HookCall`]; and
+//! [`kind`], the typed hooks, on top.
+
+#![warn(missing_docs)]
 
 pub mod abi;
+mod arguments;
+mod call;
 mod content;
-mod hooks;
+mod hook;
 pub mod kind;
+mod reply;
 mod version;
 
-pub use content::{ContentBlock, ToolOutputData};
-pub use hooks::{
-    AfterToolArgs, AfterToolReply, BeforeModelArgs, BeforeModelReply, BeforeToolArgs,
-    BeforeToolReply, CallToolArgs, FinishArgs, Hook, HookCall, HookReply, OnEventArgs, OnInputArgs,
-    OnInputReply, OnStopArgs, OnStopReply, ReplyError, RunInfo, ToolReply, ToolSpec,
+pub use arguments::{
+    AfterToolArgs, BeforeModelArgs, BeforeToolArgs, CallToolArgs, FinishArgs, OnEventArgs,
+    OnInputArgs, OnStopArgs, RunInfo, ToolSpec,
 };
+pub use call::HookCall;
+pub use content::{ContentBlock, ToolOutputData};
+pub use hook::Hook;
 pub use kind::HookKind;
+pub use reply::{
+    AfterToolReply, BeforeModelReply, BeforeToolReply, HookReply, OnInputReply, OnStopReply,
+    ReplyError, ToolReply,
+};
 pub use version::{ABI_VERSION, ENTRY_SYMBOL, WIT_PACKAGE};

@@ -12,8 +12,10 @@
 //!   ([`crate::logging`]: lines over the call's bound are dropped, and
 //!   counted when it ends);
 //! - images in a reply are checked against the limits, and a deny gives a
-//!   reason (an empty or blank one is a bad reply: the model and the person
-//!   reading the run must learn why).
+//!   reason (the contract's rule,
+//!   [`BeforeToolReply::check`](yohost_contract::BeforeToolReply::check),
+//!   applied here to replies built in code too: an empty or blank reason is
+//!   a bad reply).
 
 use crate::error::{CallError, HookError};
 use crate::limits::check_content;
@@ -22,7 +24,7 @@ use crate::plugin::{CallLimits, LoadedPlugin, PluginRun};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use yohost_contract::{BeforeToolReply, HookKind, HookReply, ReplyError};
+use yohost_contract::{HookKind, HookReply, ReplyError};
 
 /// Call hook `K` with `args` on `run` of `plugin`, within the plugin's
 /// timeout for `K` and the run's `cancel`. The reply is `K`'s own, and its
@@ -78,9 +80,7 @@ fn check_reply(reply: &HookReply) -> Result<(), String> {
     match reply {
         HookReply::CallTool(r) => check_content(&r.content),
         HookReply::AfterTool(r) => r.content.as_deref().map_or(Ok(()), check_content),
-        HookReply::BeforeTool(BeforeToolReply::Deny(reason)) if reason.trim().is_empty() => {
-            Err("a deny must give a reason, got an empty one".into())
-        }
+        HookReply::BeforeTool(r) => r.check(),
         _ => Ok(()),
     }
 }
@@ -89,7 +89,7 @@ fn check_reply(reply: &HookReply) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::{Manifest, NativePlugin};
-    use yohost_contract::{BeforeToolArgs, Hook, RunInfo};
+    use yohost_contract::{BeforeToolArgs, BeforeToolReply, Hook, RunInfo};
 
     async fn deny_with(reason: &'static str) -> Result<BeforeToolReply, HookError> {
         let plugin = NativePlugin::loaded(

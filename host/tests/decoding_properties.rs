@@ -3,9 +3,10 @@
 //! - replies from JSON (`HookCall::parse_reply`, and through it every
 //!   reply's `from_json`), for every hook: arbitrary JSON never panics; a
 //!   reply that parses re-encodes (`HookReply::to_json`) to a value that
-//!   parses to the same reply; every typed reply survives `to_json` and
-//!   back; JSON text and MessagePack bytes of one value decode alike (floats
-//!   exactly);
+//!   parses to the same reply; every typed reply the contract allows
+//!   survives `to_json` and back, and a deny without a reason is refused by
+//!   both decoders; JSON text and MessagePack bytes of one value decode alike
+//!   (floats exactly);
 //! - MessagePack payloads from dylibs (`codec::decode_msgpack_reply`):
 //!   arbitrary bytes never panic, and a length prefix of up to 2^32 never
 //!   makes the decoder allocate more than a small bound;
@@ -262,7 +263,8 @@ fn object() -> impl Strategy<Value = Value> {
         .prop_map(|m| Value::Object(m.into_iter().collect()))
 }
 
-/// Every reply a plugin can give, typed, for the hook it answers.
+/// Every reply a plugin can give, typed, for the hook it answers (a deny
+/// gives a reason: a blank one is not a reply of the contract).
 fn typed_reply() -> impl Strategy<Value = (Hook, HookReply)> {
     let tool = (string(), string(), json_value(), prop::option::of(string())).prop_map(
         |(name, description, parameters, label)| ToolSpec {
@@ -288,7 +290,9 @@ fn typed_reply() -> impl Strategy<Value = (Hook, HookReply)> {
         ),
         prop_oneof![
             Just(BeforeToolReply::Allow),
-            string().prop_map(BeforeToolReply::Deny),
+            string()
+                .prop_filter("a deny gives a reason", |r| !r.trim().is_empty())
+                .prop_map(BeforeToolReply::Deny),
             object().prop_map(BeforeToolReply::Rewrite),
         ]
         .prop_map(|r| (Hook::BeforeTool, HookReply::BeforeTool(r))),
@@ -354,6 +358,15 @@ proptest! {
         prop_assert_eq!(call.parse_reply(reply.to_json()), Ok(reply.clone()));
         let bytes = rmp_serde::to_vec_named(&reply.to_json()).unwrap();
         prop_assert_eq!(decode_msgpack_reply(&call, &bytes).ok(), Some(reply));
+    }
+
+    #[test]
+    fn a_deny_without_a_reason_is_refused_by_both_decoders(blank in "[ \t\n\r]{0,8}") {
+        let call = call_of(Hook::BeforeTool);
+        let reply = json!({ "deny": blank });
+        prop_assert!(decode_json_reply(&call, &reply.to_string()).is_err());
+        let bytes = rmp_serde::to_vec_named(&reply).unwrap();
+        prop_assert!(decode_msgpack_reply(&call, &bytes).is_err());
     }
 
     #[test]
