@@ -75,7 +75,7 @@ const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The glue between host and plugin, evaluated in every runtime.
-const DRIVER: &str = include_str!("driver.js");
+const DRIVER: &str = include_str!("../driver.js");
 
 /// What a plugin may use.
 #[derive(Debug, Clone, Default)]
