@@ -30,7 +30,7 @@ pub mod plugin;
 pub mod process;
 pub mod protocol;
 
-use super::js::{Flavor, RelativeTo, YOHOST};
+use super::js::{glue, Flavor};
 use crate::discovery::Candidate;
 use crate::error::LoadError;
 use crate::grants::{Access, Grants};
@@ -41,10 +41,15 @@ use protocol::{FlavorSources, ServiceSettings, ToNode};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use yohost_contract::Hook;
 
-/// The bootstrap Node runs (as `--input-type=module -e`).
-const BOOTSTRAP: &str = include_str!("bootstrap.mjs");
+/// The bootstrap Node runs (as `--input-type=module -e`), with `show` and
+/// `describe` of the [`glue`](crate::engines::js::glue) appended (function
+/// declarations, hoisted).
+const BOOTSTRAP: &str = concat!(
+    include_str!("bootstrap.mjs"),
+    "\n",
+    include_str!("../js/describe.js"),
+);
 
 /// The oldest Node major version the engine runs on.
 pub const MIN_NODE_MAJOR: u32 = 20;
@@ -180,7 +185,7 @@ pub fn permission_flags(
 
 /// Load a yohost plugin on Node.
 pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-    load_with(candidate, &YOHOST, &serde_json::Value::Null, grants)
+    glue::load_yohost(load_with, candidate, grants)
 }
 
 /// Load a plugin of `flavor` on Node: start its process and load it there.
@@ -206,32 +211,13 @@ pub fn load_with(
             message: e.to_string(),
         },
     })?;
-    let hooks = ready
-        .hooks
-        .iter()
-        .map(|name| {
-            Hook::from_name(name).ok_or_else(|| LoadError::Invalid {
-                path: path.clone(),
-                message: format!("the plugin's shape names unknown hook `{name}`"),
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let mut warnings = ready.warnings.clone();
-    warnings.extend(launch.sandbox.warnings().iter().cloned());
+    let mut warnings = launch.sandbox.warnings().to_vec();
     if candidate.dry_run {
         warnings.push("in a check, its process may not write, start processes or open connections; a run may, within its grants".into());
     }
     let confinement = launch.sandbox.confinement();
-    Ok(Loaded {
-        plugin: Arc::new(plugin::NodePlugin::new(launch, process)),
-        hooks,
-        name: ready.name,
-        warnings,
-        unloads: ready.unloads,
-        ecosystem: None,
-        routed: None,
-        processes: Some(confinement),
-    })
+    let plugin = Arc::new(plugin::NodePlugin::new(launch, process));
+    ready.into_loaded(&path, plugin, warnings, Some(confinement))
 }
 
 /// How to start the plugin's process.
@@ -285,19 +271,12 @@ fn launch(
         args.push("--disable-warning=ExperimentalWarning".into());
     }
     args.extend(["--input-type=module".into(), "-e".into(), BOOTSTRAP.into()]);
-    let env: std::collections::BTreeMap<String, String> = capabilities
-        .env
-        .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
-        .collect();
+    let env = glue::granted_env(capabilities);
     let node = node_executable().map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| plugin_dir.clone());
     let services = flavor.services.map(|api| ServiceSettings {
         module: api.module,
-        relative_to: match api.relative_to {
-            RelativeTo::PluginDir => plugin_dir.clone(),
-            RelativeTo::WorkingDir => cwd.clone(),
-        },
+        relative_to: api.relative_to.dir(&plugin_dir, &cwd),
         cwd: cwd.clone(),
         exec: capabilities.exec,
     });

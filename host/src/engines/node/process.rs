@@ -27,15 +27,16 @@
 
 use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 use super::protocol::{FromNode, ToNode};
-use crate::codec::decode_json_reply;
+use crate::codec::{decode_json_reply, encode_json_args};
+use crate::engines::js::glue::{log_line, Caller, Shaped};
 use crate::engines::js::transpile::transpile;
 use crate::error::CallError;
 use crate::limits::MAX_SOURCE_BYTES;
-use crate::logging::{plugin_log, LogLevel};
 use crate::plugin::CallLimits;
 use crate::sandbox::{PluginProcess, ProcessSandbox};
 use crate::source::read_text;
 use crate::unloads::Unload;
+use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::BufReader;
@@ -83,19 +84,6 @@ pub struct Launch {
     pub memory_bytes: u64,
 }
 
-/// What loading found.
-#[derive(Debug, Clone)]
-pub struct Ready {
-    /// The name the plugin gave itself.
-    pub name: Option<String>,
-    /// The contract names of its hooks.
-    pub hooks: Vec<String>,
-    /// What its shape reported without refusing it.
-    pub warnings: Vec<String>,
-    /// Whether its shape gave an `unload`, which runs when it is dropped.
-    pub unloads: bool,
-}
-
 /// Why a process could not be started and loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -140,8 +128,7 @@ pub struct Process {
 struct Pending {
     call: HookCall,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
-    dispatch: tracing::Dispatch,
-    span: tracing::Span,
+    caller: Caller,
     /// When the host stops waiting for it.
     deadline: Instant,
 }
@@ -159,7 +146,7 @@ struct Shared {
     /// it is killed once the calls in flight are done.
     retired: AtomicBool,
     /// Where the outcome of loading goes, until it came.
-    loading: Mutex<Option<mpsc::SyncSender<Result<Ready, StartError>>>>,
+    loading: Mutex<Option<mpsc::SyncSender<Result<Shaped, StartError>>>>,
     /// The plugin's own paths: with the entry, where its TypeScript is.
     own: Vec<PathBuf>,
     entry: PathBuf,
@@ -170,7 +157,7 @@ struct Shared {
 
 impl Process {
     /// Start `node`, send it `init`, and wait until the plugin loaded.
-    pub fn start(launch: &Launch) -> Result<(Process, Ready), StartError> {
+    pub fn start(launch: &Launch) -> Result<(Process, Shaped), StartError> {
         let mut command = launch.sandbox.command(&launch.node);
         command
             .args(&launch.args)
@@ -265,7 +252,10 @@ impl Process {
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
         let shared = &self.shared;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let args = call.args_json();
+        // An argument that cannot be encoded fails the call, as on every
+        // engine: the plugin never receives `null` in its place.
+        let args = RawValue::from_string(encode_json_args(&call)?)
+            .map_err(|e| CallError::Encode(e.to_string()))?;
         let frame = ToNode::Call {
             id,
             hook: call.hook().as_str(),
@@ -279,8 +269,7 @@ impl Process {
             Pending {
                 call,
                 reply,
-                dispatch: tracing::dispatcher::get_default(|d| d.clone()),
-                span: tracing::Span::current(),
+                caller: Caller::current(),
                 deadline: limits.deadline,
             },
         );
@@ -517,7 +506,7 @@ impl Shared {
                 hooks,
                 warnings,
                 unloads,
-            } => self.loaded(Ok(Ready {
+            } => self.loaded(Ok(Shaped {
                 name,
                 hooks,
                 warnings,
@@ -550,7 +539,7 @@ impl Shared {
         }
     }
 
-    fn loaded(&self, outcome: Result<Ready, StartError>) {
+    fn loaded(&self, outcome: Result<Shaped, StartError>) {
         if let Some(loading) = self.loading.lock().expect("loading").take() {
             let _ = loading.send(outcome);
         }
@@ -559,22 +548,12 @@ impl Shared {
     /// A line of the plugin: in its call's span and subscriber, with the
     /// call's run id, when the call is still waiting.
     fn log(&self, id: Option<u64>, run_id: Option<String>, level: &str, message: &str) {
-        let level = LogLevel::from_name(level);
         let name = self.name.lock().expect("name").clone();
         let pending = self.pending.lock().expect("pending");
-        match id.and_then(|id| pending.get(&id)) {
-            Some(owner) => {
-                let run_id = run_id.unwrap_or_else(|| owner.call.run().run_id.clone());
-                tracing::dispatcher::with_default(&owner.dispatch, || {
-                    owner
-                        .span
-                        .in_scope(|| plugin_log(&run_id, &name, level, message))
-                });
-            }
-            None => tracing::dispatcher::with_default(&self.dispatch, || {
-                plugin_log(run_id.as_deref().unwrap_or(""), &name, level, message)
-            }),
-        }
+        let owner = id
+            .and_then(|id| pending.get(&id))
+            .map(|owner| (&owner.caller, owner.call.run().run_id.as_str()));
+        log_line(owner, Some(&self.dispatch), run_id, &name, level, message);
     }
 
     /// The JavaScript of TypeScript file `path`, which must be the entry or

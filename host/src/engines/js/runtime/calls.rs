@@ -4,9 +4,9 @@
 
 use super::Message;
 use super::Request;
+use crate::engines::js::glue::{log_line, Caller};
 use crate::engines::js::watch::Watches;
 use crate::error::CallError;
-use crate::logging::{plugin_log, LogLevel};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -23,8 +23,7 @@ pub(super) struct InFlight {
     pub(super) deadline: Instant,
     pub(super) cancel: CancellationToken,
     pub(super) reply: oneshot::Sender<Result<HookReply, CallError>>,
-    pub(super) dispatch: tracing::Dispatch,
-    pub(super) span: tracing::Span,
+    pub(super) caller: Caller,
 }
 
 /// How a call settled on the engine thread.
@@ -45,8 +44,7 @@ pub(super) struct Expired {
     pub(super) id: u64,
     /// Its run was cancelled (else its deadline passed).
     pub(super) cancelled: bool,
-    pub(super) dispatch: tracing::Dispatch,
-    pub(super) span: tracing::Span,
+    pub(super) caller: Caller,
 }
 
 /// A pending timer: when it is due, its id, and the call that set it.
@@ -160,23 +158,14 @@ impl Shared {
         level: &str,
         message: &str,
     ) {
-        let level = LogLevel::from_name(level);
         let name = self.name.borrow();
         let calls = self.calls.borrow();
-        match call
+        let owner = call
             .or_else(|| self.attributed())
             .and_then(|id| calls.get(&id))
-        {
-            Some(owner) => {
-                let run_id = run_id.unwrap_or_else(|| owner.call.run().run_id.clone());
-                tracing::dispatcher::with_default(&owner.dispatch, || {
-                    owner
-                        .span
-                        .in_scope(|| plugin_log(&run_id, &name, level, message))
-                });
-            }
-            None => plugin_log(run_id.as_deref().unwrap_or(""), &name, level, message),
-        }
+            .map(|owner| (&owner.caller, owner.call.run().run_id.as_str()));
+        // Outside a call, this thread's subscriber is the loader's.
+        log_line(owner, None, run_id, &name, level, message);
     }
 
     /// When the loop must next wake: the next timer or call deadline.
@@ -229,8 +218,7 @@ impl Shared {
                 Some(Expired {
                     id,
                     cancelled,
-                    dispatch: call.dispatch,
-                    span: call.span,
+                    caller: call.caller,
                 })
             })
             .collect()

@@ -6,7 +6,8 @@ use super::calls::{Settled, Shared};
 use super::host::install_services;
 use super::loader::{PluginLoader, PluginResolver};
 use super::unload::{settle, Waiting};
-use super::{Message, Program, Started, LOAD_TIMEOUT, MAX_STACK_BYTES};
+use super::{Message, Program, LOAD_TIMEOUT, MAX_STACK_BYTES};
+use crate::engines::js::glue::Shaped;
 use crate::engines::js::positions::{self, LineMap};
 use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime};
 use std::cell::Cell;
@@ -17,8 +18,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-/// The glue between host and plugin, evaluated in every runtime.
-const DRIVER: &str = include_str!("../driver.js");
+/// The glue between host and plugin, evaluated in every runtime: the
+/// driver's function, closed over `show` and `describe` (the JavaScript
+/// half of the [`glue`](crate::engines::js::glue) Node's bootstrap shares).
+const DRIVER: &str = concat!(
+    "(function () {\n\"use strict\";\nreturn (\n",
+    include_str!("../driver.js"),
+    ");\n",
+    include_str!("../describe.js"),
+    "})()\n",
+);
 
 /// One runtime with the plugin loaded. Fields drop in order: the driver
 /// before the context, the context before the runtime.
@@ -43,7 +52,7 @@ impl Engine {
         program: &Program,
         shared: &Rc<Shared>,
         inbox: &mpsc::Receiver<Message>,
-    ) -> Result<(Engine, Started), String> {
+    ) -> Result<(Engine, Shaped), String> {
         let refused = Arc::new(AtomicBool::new(false));
         let limit = usize::try_from(program.sandbox.memory_bytes).unwrap_or(usize::MAX);
         let runtime = Runtime::new_with_alloc(Limited {
@@ -130,7 +139,7 @@ impl Engine {
                 .call::<_, rquickjs::Promise>((shape, namespace, settings, env, plugin_dir))
                 .and_then(|p| settle::<String>(&ctx, &p, &waiting))
                 .map_err(fail)?;
-            let started: Started = serde_json::from_str(&info)
+            let started: Shaped = serde_json::from_str(&info)
                 .map_err(|e| format!("internal: the plugin's shape is unreadable: {e}"))?;
             Ok((Persistent::save(&ctx, driver), started))
         });
@@ -187,14 +196,12 @@ impl Engine {
             };
             self.interrupted.set(false);
             self.interrupt_at.set(Some(Instant::now() + ABORT_TIMEOUT));
-            tracing::dispatcher::with_default(&expired.dispatch, || {
-                expired.span.in_scope(|| {
-                    let _ = self.context.with(|ctx| -> rquickjs::Result<()> {
-                        let driver = self.driver.clone().restore(&ctx)?;
-                        let abort: Function = driver.get("abort")?;
-                        abort.call::<_, ()>((expired.id as f64, name, message))
-                    });
-                })
+            expired.caller.in_scope(|| {
+                let _ = self.context.with(|ctx| -> rquickjs::Result<()> {
+                    let driver = self.driver.clone().restore(&ctx)?;
+                    let abort: Function = driver.get("abort")?;
+                    abort.call::<_, ()>((expired.id as f64, name, message))
+                });
             });
         }
         self.interrupt_at.set(None);

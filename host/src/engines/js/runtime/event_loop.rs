@@ -5,8 +5,9 @@
 use super::calls::{InFlight, Settled, Shared};
 use super::engine::Engine;
 use super::unload::unload;
-use super::{Message, Program, Request, Started};
+use super::{Message, Program, Request};
 use crate::codec::decode_json_reply;
+use crate::engines::js::glue::Shaped;
 use crate::engines::js::watch;
 use crate::error::CallError;
 use crate::handoff::{Handoff, Pace};
@@ -23,7 +24,7 @@ pub(super) fn serve(
     program: Program,
     inbox: mpsc::Receiver<Message>,
     wake: mpsc::Sender<Message>,
-    ready: mpsc::SyncSender<Result<Started, String>>,
+    ready: mpsc::SyncSender<Result<Shaped, String>>,
     handoff: Arc<Handoff>,
 ) {
     let shared = Rc::new(Shared::new(wake));
@@ -144,8 +145,7 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
             deadline: request.limits.deadline,
             cancel: request.limits.cancel,
             reply: request.reply,
-            dispatch: request.dispatch,
-            span: request.span,
+            caller: request.caller,
         },
     );
     deliver_watched(engine, shared, Some(id));

@@ -41,6 +41,7 @@ mod host;
 mod loader;
 mod unload;
 
+use super::glue::{Caller, Shaped};
 use super::modules::ModuleSet;
 use super::services::Services;
 use super::Flavor;
@@ -144,29 +145,13 @@ enum Message {
     Closed,
 }
 
-/// What loading found.
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct Started {
-    /// The name the plugin gave itself.
-    pub name: Option<String>,
-    /// The contract names of the hooks it implements.
-    pub hooks: Vec<String>,
-    /// What the flavor's shape reported without refusing the plugin.
-    #[serde(default)]
-    pub warnings: Vec<String>,
-    /// Whether the shape gave an `unload`, which runs when it is dropped.
-    #[serde(default)]
-    pub unloads: bool,
-}
-
 struct Request {
     call: HookCall,
     /// The call's argument as JSON text, encoded by the caller.
     args: String,
     limits: CallLimits,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
-    dispatch: tracing::Dispatch,
-    span: tracing::Span,
+    caller: Caller,
 }
 
 impl Instance {
@@ -180,8 +165,7 @@ impl Instance {
             args,
             limits,
             reply,
-            dispatch: tracing::dispatcher::get_default(|d| d.clone()),
-            span: tracing::Span::current(),
+            caller: Caller::current(),
         };
         let wait = self.handoff.prepare();
         self.requests
@@ -209,7 +193,7 @@ impl Instance {
 /// Start `program` on its own thread and load it. The thread ends when the
 /// last [`Instance`] is dropped. Log lines that belong to no call (while it
 /// loads and unloads) go to the caller's tracing subscriber.
-pub fn start(program: Program) -> Result<(Instance, Started), String> {
+pub fn start(program: Program) -> Result<(Instance, Shaped), String> {
     let (requests, inbox) = mpsc::channel();
     let (ready, loaded) = mpsc::sync_channel(1);
     let wake = requests.clone();
