@@ -24,6 +24,7 @@ use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
+use crate::engines::lock;
 use crate::grants::{lexical, Confined};
 use crate::routing::{NodeNeed, NodeNeeds};
 use std::borrow::Cow;
@@ -50,14 +51,14 @@ impl Builtin {
         type Parsed = std::collections::HashMap<(usize, usize), Vec<String>>;
         static PARSED: std::sync::Mutex<Option<Parsed>> = std::sync::Mutex::new(None);
         let key = (self.source.as_ptr() as usize, self.source.len());
-        let lock = || PARSED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(imports) = lock().get_or_insert_with(Parsed::new).get(&key) {
+        let parsed = || lock(&PARSED);
+        if let Some(imports) = parsed().get_or_insert_with(Parsed::new).get(&key) {
             return Ok(imports.clone());
         }
         let imports = transpile(Path::new(self.specifier), self.source)
             .map_err(|e| GatherError::Invalid(format!("internal: {}", e.message)))?
             .imports;
-        lock()
+        parsed()
             .get_or_insert_with(Parsed::new)
             .insert(key, imports.clone());
         Ok(imports)

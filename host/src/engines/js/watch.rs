@@ -35,6 +35,7 @@
 //! before its hook runs. Listeners so run within a call's deadline, and
 //! their log lines carry its run.
 
+use crate::engines::lock;
 use crate::grants::FileError;
 use notify::event::{ModifyKind, RenameMode};
 use notify::{Config, Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -73,7 +74,7 @@ pub static HOST_BUDGET: WatchBudget = WatchBudget {
 };
 
 fn reserve(counter: &Mutex<usize>, n: usize, limit: usize) -> bool {
-    let mut held = counter.lock().unwrap_or_else(|e| e.into_inner());
+    let mut held = lock(counter);
     if *held + n > limit {
         return false;
     }
@@ -82,14 +83,14 @@ fn reserve(counter: &Mutex<usize>, n: usize, limit: usize) -> bool {
 }
 
 fn give_back(counter: &Mutex<usize>, n: usize) {
-    let mut held = counter.lock().unwrap_or_else(|e| e.into_inner());
+    let mut held = lock(counter);
     *held = held.saturating_sub(n);
 }
 
 impl WatchBudget {
     /// How many watchers and system watches are held now.
     pub fn held(&self) -> (usize, usize) {
-        let read = |m: &Mutex<usize>| *m.lock().unwrap_or_else(|e| e.into_inner());
+        let read = |m: &Mutex<usize>| *lock(m);
         (read(&self.watchers), read(&self.system_watches))
     }
 }
@@ -410,7 +411,7 @@ impl Watches {
         let watcher = RecommendedWatcher::new(
             move |event: notify::Result<Event>| {
                 if let Ok(event) = event {
-                    let scopes = scopes.lock().unwrap_or_else(|e| e.into_inner());
+                    let scopes = lock(&scopes);
                     for scope in scopes.iter() {
                         push(&queue, &*wake, scope, &event);
                     }
@@ -464,7 +465,7 @@ impl Watches {
     }
 
     fn lock_scopes(&self) -> std::sync::MutexGuard<'_, Vec<Scope>> {
-        self.scopes.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.scopes)
     }
 
     /// End watch `id` and drop its waiting events (a closed watcher gets
@@ -521,7 +522,7 @@ impl Watches {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.queue)
     }
 }
 
@@ -540,7 +541,7 @@ fn push(queue: &Mutex<Queue>, wake: &(dyn Fn() + Send + Sync), scope: &Scope, ev
         return;
     }
     let wakes = {
-        let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+        let mut queue = lock(queue);
         for filename in names {
             if queue.events.len() < MAX_QUEUED_EVENTS {
                 queue.events.push_back(Observed {

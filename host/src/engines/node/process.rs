@@ -30,6 +30,7 @@ use super::protocol::{FromNode, ToNode};
 use crate::codec::{decode_json_reply, encode_json_args};
 use crate::engines::js::glue::{log_line, Caller, Shaped};
 use crate::engines::js::transpile::transpile;
+use crate::engines::lock;
 use crate::error::CallError;
 use crate::limits::MAX_SOURCE_BYTES;
 use crate::plugin::CallLimits;
@@ -217,7 +218,7 @@ impl Process {
             Ok(Ok(ready)) => {
                 let own = ready.name.as_ref().filter(|n| !n.is_empty());
                 if let Some(own) = own.filter(|_| !launch.name_is_fixed) {
-                    own.clone_into(&mut shared.name.lock().expect("name"));
+                    own.clone_into(&mut lock(&shared.name));
                 }
                 Ok((process, ready))
             }
@@ -264,7 +265,7 @@ impl Process {
         }
         .to_bytes();
         let (reply, answer) = oneshot::channel();
-        shared.pending.lock().expect("pending").insert(
+        lock(&shared.pending).insert(
             id,
             Pending {
                 call,
@@ -274,7 +275,7 @@ impl Process {
             },
         );
         if self.is_dead() {
-            shared.pending.lock().expect("pending").remove(&id);
+            lock(&shared.pending).remove(&id);
             return Err(CallError::Crashed("the node process has ended".into()));
         }
         shared.send(frame);
@@ -312,7 +313,7 @@ impl Drop for Process {
             let _ending = ending;
             let deadline = Instant::now() + UNLOAD_GRACE;
             while Instant::now() < deadline {
-                let exited = shared.child.lock().map_or(true, |c| c.has_exited());
+                let exited = lock(&shared.child).has_exited();
                 if exited {
                     break;
                 }
@@ -339,11 +340,7 @@ impl Drop for Waiting<'_> {
         if self.answered {
             return;
         }
-        self.shared
-            .pending
-            .lock()
-            .expect("pending")
-            .remove(&self.id);
+        lock(&self.shared.pending).remove(&self.id);
         let overran = Instant::now() >= self.limits.deadline;
         let (name, message) = if overran {
             ("TimeoutError", "the hook ran past its deadline")
@@ -375,13 +372,7 @@ impl Shared {
     /// flight are done, or at the latest of their deadlines.
     fn retire(self: &Arc<Shared>) {
         self.retired.store(true, Ordering::SeqCst);
-        let latest = self
-            .pending
-            .lock()
-            .expect("pending")
-            .values()
-            .map(|p| p.deadline)
-            .max();
+        let latest = lock(&self.pending).values().map(|p| p.deadline).max();
         let Some(latest) = latest else {
             self.kill();
             return;
@@ -404,7 +395,7 @@ impl Shared {
 
     /// A retired process with no call left in flight is killed.
     fn settle(&self) {
-        if self.retired.load(Ordering::SeqCst) && self.pending.lock().expect("pending").is_empty() {
+        if self.retired.load(Ordering::SeqCst) && lock(&self.pending).is_empty() {
             self.kill();
         }
     }
@@ -413,7 +404,7 @@ impl Shared {
     /// waiting fails. Returns how it ended, the first time.
     fn kill(&self) -> Option<std::process::ExitStatus> {
         self.dead.store(true, Ordering::SeqCst);
-        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let mut child = lock(&self.child);
         child.end()
     }
 
@@ -437,16 +428,10 @@ impl Shared {
             self.kill();
         }
         let failure = self.ended(killed, why);
-        if let Some(loading) = self.loading.lock().expect("loading").take() {
+        if let Some(loading) = lock(&self.loading).take() {
             let _ = loading.send(Err(StartError::Ended(failure.to_string())));
         }
-        let waiting: Vec<Pending> = self
-            .pending
-            .lock()
-            .expect("pending")
-            .drain()
-            .map(|(_, p)| p)
-            .collect();
+        let waiting: Vec<Pending> = lock(&self.pending).drain().map(|(_, p)| p).collect();
         for pending in waiting {
             let _ = pending.reply.send(Err(failure.clone()));
         }
@@ -464,7 +449,7 @@ impl Shared {
         // sure (a plugin could close its stdout and go on).
         let deadline = Instant::now() + Duration::from_millis(500);
         let exited = loop {
-            let exited = self.child.lock().expect("child").has_exited();
+            let exited = lock(&self.child).has_exited();
             if exited || Instant::now() >= deadline {
                 break exited;
             }
@@ -480,7 +465,7 @@ impl Shared {
 
     fn handle(&self, message: FromNode) {
         let answer = |id: u64, outcome: &dyn Fn(&HookCall) -> Result<HookReply, CallError>| {
-            let pending = self.pending.lock().expect("pending").remove(&id);
+            let pending = lock(&self.pending).remove(&id);
             if let Some(p) = pending {
                 let _ = p.reply.send(outcome(&p.call));
             }
@@ -540,7 +525,7 @@ impl Shared {
     }
 
     fn loaded(&self, outcome: Result<Shaped, StartError>) {
-        if let Some(loading) = self.loading.lock().expect("loading").take() {
+        if let Some(loading) = lock(&self.loading).take() {
             let _ = loading.send(outcome);
         }
     }
@@ -548,8 +533,8 @@ impl Shared {
     /// A line of the plugin: in its call's span and subscriber, with the
     /// call's run id, when the call is still waiting.
     fn log(&self, id: Option<u64>, run_id: Option<String>, level: &str, message: &str) {
-        let name = self.name.lock().expect("name").clone();
-        let pending = self.pending.lock().expect("pending");
+        let name = lock(&self.name).clone();
+        let pending = lock(&self.pending);
         let owner = id
             .and_then(|id| pending.get(&id))
             .map(|owner| (&owner.caller, owner.call.run().run_id.as_str()));
@@ -580,7 +565,7 @@ impl Shared {
     /// bounded as [`read_stderr`] bounds them.
     fn log_stderr(&self, stderr: std::process::ChildStderr) {
         read_stderr(stderr, Instant::now, |line| {
-            let name = self.name.lock().expect("name").clone();
+            let name = lock(&self.name).clone();
             tracing::dispatcher::with_default(&self.dispatch, || match line {
                 Stderr::Line(line) => tracing::warn!(plugin = %name, "node: {line}"),
                 Stderr::Dropped(lines) => tracing::warn!(

@@ -2,6 +2,7 @@
 //! built-in modules' bytecode cached for the whole process.
 
 use crate::engines::js::modules::ModuleSet;
+use crate::engines::lock;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
 use rquickjs::{Ctx, Module};
@@ -81,11 +82,7 @@ fn builtin_module<'js>(
     builtin: &'static str,
 ) -> rquickjs::Result<Module<'js, Declared>> {
     let key = (name.to_string(), builtin.as_ptr() as usize, builtin.len());
-    let known = BUILTIN_BYTECODE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&key)
-        .copied();
+    let known = lock(&BUILTIN_BYTECODE).get(&key).copied();
     if let Some(bytecode) = known {
         // SAFETY: these bytes were written by `Module::write` of this very
         // QuickJS build, from the same source, and are never freed.
@@ -93,9 +90,7 @@ fn builtin_module<'js>(
     }
     let module = Module::declare(ctx.clone(), name, builtin)?;
     let bytecode = module.write(rquickjs::WriteOptions::default())?;
-    BUILTIN_BYTECODE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    lock(&BUILTIN_BYTECODE)
         .entry(key)
         .or_insert_with(|| Vec::leak(bytecode));
     Ok(module)
