@@ -3,42 +3,45 @@
 //! no second process.
 //!
 //! One module per concern:
-//! - [`transpile`]: TypeScript to JavaScript, errors with file and line;
+//! - `transpile`: TypeScript to JavaScript, errors with file and line;
 //! - [`modules`]: the import graph, walked and checked at load (relative
 //!   files, npm packages inside the plugin's folder, and built-in modules,
 //!   and only names a built-in exports);
-//! - [`packages`]: bare imports resolved from the plugin's `node_modules`
+//! - `packages`: bare imports resolved from the plugin's `node_modules`
 //!   with Node's algorithm;
-//! - [`commonjs`]: CommonJS and JSON files through an interop wrapper;
-//! - [`runtime`]: the QuickJS backend, its sandbox (memory, stack,
+//! - `commonjs`: CommonJS and JSON files through an interop wrapper;
+//! - `runtime`: the QuickJS backend, its sandbox (memory, stack,
 //!   interrupts, granted environment) and the thread that owns it;
-//! - [`services`]: files within the manifest's grants, and processes when
+//! - `services`: files within the manifest's grants, and processes when
 //!   granted, for flavors that offer them;
-//! - [`fetch`]: HTTP requests to the hosts `capabilities.network` grants,
+//! - `fetch`: HTTP requests to the hosts `capabilities.network` grants,
 //!   for flavors that offer `fetch`;
-//! - [`crypto`]: random bytes and sha2 digests, for flavors that offer
+//! - `crypto`: random bytes and sha2 digests, for flavors that offer
 //!   `node:crypto`;
 //! - [`watch`]: file watches within the grants, for flavors with file
 //!   services;
-//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance;
-//! - [`glue`]: what this engine and the Node engine share.
+//! - `plugin`: the host's [`Plugin`](crate::Plugin) over a running instance;
+//! - `glue`: what this engine and the Node engine share.
+//!
+//! Only [`modules`] (for [`Builtin`]) and [`watch`] (for its
+//! limits) are public; the other modules are the crate's own.
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
 //! module becomes hooks. yohost's own is [`YOHOST`]; adapter crates bring
 //! theirs (`yohost-adapter-pi`, `yohost-adapter-dsh`) and load with
 //! [`load_with`]. The engine knows none of them.
 
-pub mod commonjs;
-pub mod crypto;
-pub mod fetch;
+pub(crate) mod commonjs;
+pub(crate) mod crypto;
+pub(crate) mod fetch;
 pub(crate) mod glue;
 pub mod modules;
-pub mod packages;
-pub mod plugin;
-pub mod positions;
-pub mod runtime;
-pub mod services;
-pub mod transpile;
+pub(crate) mod packages;
+pub(crate) mod plugin;
+pub(crate) mod positions;
+pub(crate) mod runtime;
+pub(crate) mod services;
+pub(crate) mod transpile;
 pub mod watch;
 
 use crate::discovery::Candidate;
@@ -90,12 +93,12 @@ pub struct Flavor {
     /// flavor's plugins expect (pi's Node globals). yohost's own flavor has
     /// none: its sandbox is the language's built-ins and the driver's.
     pub prelude: Option<&'static str>,
-    /// How plugins get the host's [`services`] (files within their grants,
+    /// How plugins get the host's `services` (files within their grants,
     /// and processes when granted `exec`), if they do. The shape and the
     /// built-ins find them at `globalThis[Symbol.for("yohost.host")]`:
-    /// `cwd`, `fs(op, path, data)` (see [`services::FileAccess::run`]) and,
+    /// `cwd`, `fs(op, path, data)` (see `services::FileAccess::run`) and,
     /// when granted, `exec(command, args, {cwd, timeout})` and
-    /// `fetch(request)` (see [`fetch`]).
+    /// `fetch(request)` (see `fetch`).
     pub services: Option<ServiceApi>,
 }
 

@@ -62,13 +62,13 @@ pub const HOST_MAX_WATCHERS: usize = 16;
 
 /// What the host's plugins hold of the system's watch resources, together.
 #[derive(Debug, Default)]
-pub struct WatchBudget {
+pub(crate) struct WatchBudget {
     watchers: Mutex<usize>,
     system_watches: Mutex<usize>,
 }
 
 /// The host process's budget, shared by every plugin's watches.
-pub static HOST_BUDGET: WatchBudget = WatchBudget {
+pub(crate) static HOST_BUDGET: WatchBudget = WatchBudget {
     watchers: Mutex::new(0),
     system_watches: Mutex::new(0),
 };
@@ -89,6 +89,7 @@ fn give_back(counter: &Mutex<usize>, n: usize) {
 
 impl WatchBudget {
     /// How many watchers and system watches are held now.
+    #[cfg(test)]
     pub fn held(&self) -> (usize, usize) {
         let read = |m: &Mutex<usize>| *lock(m);
         (read(&self.watchers), read(&self.system_watches))
@@ -148,7 +149,7 @@ fn cost(root: &Path, recursive: bool, limit: usize) -> usize {
 /// What happened to a watched name, in Node's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Change {
+pub(crate) enum Change {
     /// It appeared, disappeared or was renamed.
     Rename,
     /// Its contents or metadata changed.
@@ -157,7 +158,7 @@ pub enum Change {
 
 /// One event for the plugin.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// The watch it belongs to.
     pub watch: u64,
     /// What happened.
@@ -169,7 +170,7 @@ pub struct Observed {
 
 /// Why a watch did not start.
 #[derive(Debug, thiserror::Error)]
-pub enum WatchError {
+pub(crate) enum WatchError {
     /// The path is not granted, is missing, or leads out of its grant.
     #[error(transparent)]
     File(#[from] FileError),
@@ -290,7 +291,7 @@ struct SharedWatcher {
 
 /// A plugin's watches. Lives on its engine thread; the watcher's thread
 /// only adds to the queue and wakes the engine thread.
-pub struct Watches {
+pub(crate) struct Watches {
     queue: Arc<Mutex<Queue>>,
     wake: Arc<dyn Fn() + Send + Sync>,
     /// The watches' scopes, which the watcher's thread reads.
@@ -495,11 +496,13 @@ impl Watches {
     }
 
     /// How many watches are active.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.active.borrow().len()
     }
 
     /// Whether no watch is active.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

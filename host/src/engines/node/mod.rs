@@ -3,21 +3,24 @@
 //! parts). `engine = "node"` in `plugin.toml` picks it.
 //!
 //! One module per concern:
-//! - [`framing`]: length-prefixed frames on stdio, bounded;
-//! - [`protocol`]: the messages host and bootstrap exchange;
-//! - [`process`]: one `node` process, its threads, calls and failures;
-//! - [`plugin`]: the host's [`Plugin`](crate::Plugin), which starts a new
+//! - `framing`: length-prefixed frames on stdio, bounded;
+//! - `protocol`: the messages host and bootstrap exchange;
+//! - `process`: one `node` process, its threads, calls and failures;
+//! - `plugin`: the host's [`Plugin`](crate::Plugin), which starts a new
 //!   process for the next run after one was killed or died.
+//!
+//! These modules are the crate's own; other crates use [`load`],
+//! [`load_with`] and [`node`].
 //!
 //! Inside Node, a bootstrap (`bootstrap.mjs`, embedded) runs the same
 //! [`Flavor`] modules the embedded engine runs, so a flavor's shape maps a
 //! plugin the same way on both. A flavor's prelude runs too, but may only
 //! add globals: Node's own (`process`, `Buffer`, `URL`, ...) are put back
 //! after it. TypeScript is stripped by the host
-//! ([`transpile`](crate::engines::js::transpile)) when the bootstrap asks for
+//! (`transpile`) when the bootstrap asks for
 //! a file's source.
 //!
-//! The sandbox is Node's permission model ([`permission_flags`]): the
+//! The sandbox is Node's permission model (`permission_flags`): the
 //! plugin's folder and its `read` grants may be read, its `write` grants
 //! written, child processes only with `exec`, no worker threads, no native
 //! addons; the environment holds only the granted variables; the heap is
@@ -25,10 +28,10 @@
 //! cover the network: a plugin on Node can open connections whatever its
 //! manifest says.
 
-pub mod framing;
-pub mod plugin;
-pub mod process;
-pub mod protocol;
+pub(crate) mod framing;
+pub(crate) mod plugin;
+pub(crate) mod process;
+pub(crate) mod protocol;
 
 use super::js::{glue, Flavor};
 use crate::discovery::Candidate;
@@ -43,7 +46,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 /// The bootstrap Node runs (as `--input-type=module -e`), with `show` and
-/// `describe` of the [`glue`](crate::engines::js::glue) appended (function
+/// `describe` of the [`glue`] appended (function
 /// declarations, hoisted).
 const BOOTSTRAP: &str = concat!(
     include_str!("bootstrap.mjs"),
@@ -151,13 +154,13 @@ fn runtime_dirs(node: &std::path::Path) -> Vec<PathBuf> {
 /// Why the permission flags cannot express a grant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the grant {0} holds a comma, which Node's permission flags read as a separator")]
-pub struct UnsayableGrant(pub PathBuf);
+pub(crate) struct UnsayableGrant(pub(crate) PathBuf);
 
 /// The permission model's flags: `read` may be read (the plugin's folder,
 /// its entry, its `read` and `write` grants, resolved), `write` written;
 /// child processes only with `exec`. Worker threads, native addons and WASI
 /// stay off.
-pub fn permission_flags(
+pub(crate) fn permission_flags(
     version: &NodeVersion,
     read: &[PathBuf],
     write: &[PathBuf],
@@ -314,7 +317,6 @@ fn launch(
         sandbox,
         cwd,
         init,
-        plugin_dir,
         own,
         entry,
         default_name: candidate.name.clone(),

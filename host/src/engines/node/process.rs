@@ -66,8 +66,6 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// The `init` message, as frame text.
     pub init: Vec<u8>,
-    /// The plugin's folder, symlinks resolved (`ctx.pluginDir`).
-    pub plugin_dir: PathBuf,
     /// The plugin's own paths, resolved (`Candidate::own_paths`): with the
     /// entry, the only places whose TypeScript the host strips for it.
     pub own: Vec<PathBuf>,
