@@ -82,6 +82,14 @@ impl Adapter for Own {
     }
 }
 
+/// Lock `m`, taking its value even if a thread panicked while holding it:
+/// the engines' one poisoning policy (what they guard stays usable, and a
+/// panic elsewhere never takes a plugin down with it).
+#[cfg_attr(not(feature = "js"), allow(dead_code))]
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[allow(dead_code)] // used only when an engine's feature is off
 fn missing(candidate: &Candidate, feature: &'static str) -> LoadError {
     LoadError::EngineMissing {

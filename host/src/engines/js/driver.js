@@ -15,6 +15,9 @@
 // settles a promise later: `later(start)` makes a promise-returning function
 // of a host function that starts the work and replies `{"ok": id}` or
 // `{"error": message}`; the host hands the outcome to `resume(id, json)`.
+//
+// `show` and `describe` come from describe.js, which the host evaluates
+// around this function (see `DRIVER` in runtime/engine.rs).
 (function (host) {
   "use strict";
   const timers = new Map();
@@ -27,35 +30,8 @@
   let pluginDir = "";
   const waiting = new Map();
 
-  function show(value) {
-    if (typeof value === "string") return value;
-    if (value instanceof Error) return describe(value);
-    try {
-      const json = JSON.stringify(value);
-      return json === undefined ? String(value) : json;
-    } catch (_) {
-      return String(value);
-    }
-  }
-
   function line(args) {
     return args.map(show).join(" ");
-  }
-
-  function describe(error) {
-    try {
-      if (error instanceof Error) {
-        const stack = typeof error.stack === "string" ? error.stack : "";
-        const at = stack
-          .split("\n")
-          .map((s) => s.trim())
-          .find((s) => s.startsWith("at "));
-        return `${error.name}: ${error.message}` + (at ? ` (${at})` : "");
-      }
-      return "threw " + show(error);
-    } catch (_) {
-      return "threw a value that cannot be shown";
-    }
   }
 
   function logger(callId, runId) {

@@ -3,40 +3,45 @@
 //! no second process.
 //!
 //! One module per concern:
-//! - [`transpile`]: TypeScript to JavaScript, errors with file and line;
+//! - `transpile`: TypeScript to JavaScript, errors with file and line;
 //! - [`modules`]: the import graph, walked and checked at load (relative
 //!   files, npm packages inside the plugin's folder, and built-in modules,
 //!   and only names a built-in exports);
-//! - [`packages`]: bare imports resolved from the plugin's `node_modules`
+//! - `packages`: bare imports resolved from the plugin's `node_modules`
 //!   with Node's algorithm;
-//! - [`commonjs`]: CommonJS and JSON files through an interop wrapper;
-//! - [`runtime`]: the QuickJS backend, its sandbox (memory, stack,
+//! - `commonjs`: CommonJS and JSON files through an interop wrapper;
+//! - `runtime`: the QuickJS backend, its sandbox (memory, stack,
 //!   interrupts, granted environment) and the thread that owns it;
-//! - [`services`]: files within the manifest's grants, and processes when
+//! - `services`: files within the manifest's grants, and processes when
 //!   granted, for flavors that offer them;
-//! - [`fetch`]: HTTP requests to the hosts `capabilities.network` grants,
+//! - `fetch`: HTTP requests to the hosts `capabilities.network` grants,
 //!   for flavors that offer `fetch`;
-//! - [`crypto`]: random bytes and sha2 digests, for flavors that offer
+//! - `crypto`: random bytes and sha2 digests, for flavors that offer
 //!   `node:crypto`;
 //! - [`watch`]: file watches within the grants, for flavors with file
 //!   services;
-//! - [`plugin`]: the host's [`Plugin`](crate::Plugin) over a running instance.
+//! - `plugin`: the host's [`Plugin`](crate::Plugin) over a running instance;
+//! - `glue`: what this engine and the Node engine share.
+//!
+//! Only [`modules`] (for [`Builtin`]) and [`watch`] (for its
+//! limits) are public; the other modules are the crate's own.
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
 //! module becomes hooks. yohost's own is [`YOHOST`]; adapter crates bring
 //! theirs (`yohost-adapter-pi`, `yohost-adapter-dsh`) and load with
 //! [`load_with`]. The engine knows none of them.
 
-pub mod commonjs;
-pub mod crypto;
-pub mod fetch;
+pub(crate) mod commonjs;
+pub(crate) mod crypto;
+pub(crate) mod fetch;
+pub(crate) mod glue;
 pub mod modules;
-pub mod packages;
-pub mod plugin;
-pub mod positions;
-pub mod runtime;
-pub mod services;
-pub mod transpile;
+pub(crate) mod packages;
+pub(crate) mod plugin;
+pub(crate) mod positions;
+pub(crate) mod runtime;
+pub(crate) mod services;
+pub(crate) mod transpile;
 pub mod watch;
 
 use crate::discovery::Candidate;
@@ -48,8 +53,8 @@ use crate::sandbox::ProcessSandbox;
 use modules::{add_flavor, gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};
 use services::{DryRun, FileAccess, Services};
+use std::path::PathBuf;
 use std::sync::Arc;
-use yohost_contract::Hook;
 
 /// How plugins of one ecosystem look to the engine: what they may import,
 /// how their module becomes hooks, and which host services they get.
@@ -88,12 +93,12 @@ pub struct Flavor {
     /// flavor's plugins expect (pi's Node globals). yohost's own flavor has
     /// none: its sandbox is the language's built-ins and the driver's.
     pub prelude: Option<&'static str>,
-    /// How plugins get the host's [`services`] (files within their grants,
+    /// How plugins get the host's `services` (files within their grants,
     /// and processes when granted `exec`), if they do. The shape and the
     /// built-ins find them at `globalThis[Symbol.for("yohost.host")]`:
-    /// `cwd`, `fs(op, path, data)` (see [`services::FileAccess::run`]) and,
+    /// `cwd`, `fs(op, path, data)` (see `services::FileAccess::run`) and,
     /// when granted, `exec(command, args, {cwd, timeout})` and
-    /// `fetch(request)` (see [`fetch`]).
+    /// `fetch(request)` (see `fetch`).
     pub services: Option<ServiceApi>,
 }
 
@@ -119,6 +124,17 @@ pub enum RelativeTo {
     WorkingDir,
 }
 
+impl RelativeTo {
+    /// The folder relative paths start from, of `plugin_dir` and the
+    /// host's working directory `cwd`.
+    pub(crate) fn dir(self, plugin_dir: &std::path::Path, cwd: &std::path::Path) -> PathBuf {
+        match self {
+            RelativeTo::PluginDir => plugin_dir.to_path_buf(),
+            RelativeTo::WorkingDir => cwd.to_path_buf(),
+        }
+    }
+}
+
 /// yohost's own flavor: `import ... from "yohost"` and
 /// `export default definePlugin({...})`.
 pub const YOHOST: Flavor = Flavor {
@@ -142,7 +158,7 @@ pub const YOHOST: Flavor = Flavor {
 /// Load a yohost TypeScript or JavaScript plugin, whose file grants the
 /// caller opened.
 pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-    load_with(candidate, &YOHOST, &serde_json::Value::Null, grants)
+    glue::load_yohost(load_with, candidate, grants)
 }
 
 /// Load a plugin of `flavor`: gather and transpile its modules (and the
@@ -179,11 +195,7 @@ pub fn load_with(
     .map_err(refused)?;
     add_flavor(&mut modules, flavor).map_err(refused)?;
     let capabilities = &candidate.manifest.capabilities;
-    let env = capabilities
-        .env
-        .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
-        .collect();
+    let env = glue::granted_env(capabilities);
     let plugin_dir = modules.base_dir.clone();
     let cwd = std::env::current_dir().unwrap_or_default();
     let dry_run = candidate.dry_run.then(DryRun::default);
@@ -204,10 +216,7 @@ pub fn load_with(
         sandbox.iter().flat_map(|s| s.warnings().to_vec()).collect();
     let processes = sandbox.as_ref().map(ProcessSandbox::confinement);
     let services = flavor.services.map(|api| {
-        let relative_to = match api.relative_to {
-            RelativeTo::PluginDir => plugin_dir.clone(),
-            RelativeTo::WorkingDir => cwd.clone(),
-        };
+        let relative_to = api.relative_to.dir(&plugin_dir, &cwd);
         let files = FileAccess::new(grants, relative_to, api.module);
         Services {
             files: match &dry_run {
@@ -242,18 +251,7 @@ pub fn load_with(
         path: path.clone(),
         message,
     })?;
-    let hooks = started
-        .hooks
-        .iter()
-        .map(|name| {
-            Hook::from_name(name).ok_or_else(|| LoadError::Invalid {
-                path: path.clone(),
-                message: format!("internal: the plugin's shape names unknown hook `{name}`"),
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let mut warnings = started.warnings;
-    warnings.extend(sandbox_warnings);
+    let mut warnings = sandbox_warnings;
     // What it would have done while it loaded (pi's `session_start`).
     warnings.extend(dry_run.iter().flat_map(DryRun::take));
     let offered = flavor.services.is_some();
@@ -270,14 +268,6 @@ pub fn load_with(
             ));
         }
     }
-    Ok(Loaded {
-        plugin: Arc::new(plugin::JsPlugin::new(instance)),
-        hooks,
-        name: started.name,
-        warnings,
-        unloads: started.unloads,
-        ecosystem: None,
-        routed: None,
-        processes,
-    })
+    let plugin = Arc::new(plugin::JsPlugin::new(instance));
+    started.into_loaded(&path, plugin, warnings, processes)
 }

@@ -7,16 +7,16 @@
 //! file is read through a handle on that folder, so a symlink swapped in
 //! afterwards cannot lead out either; a bare import names a built-in
 //! module, else a package in the plugin's `node_modules`
-//! ([`packages`](super::packages)), which must also lie inside the folder;
+//! (`packages`), which must also lie inside the folder;
 //! anything else refuses the plugin with the import named. CommonJS and
-//! JSON files go through the interop wrapper ([`super::commonjs`]).
+//! JSON files go through the interop wrapper (`commonjs`).
 //! At run time the engine's resolver serves only what was found here, so a
 //! dynamic `import()` of anything else fails too.
 //!
 //! What only Node has (a Node built-in outside the flavor's table, or names
 //! a flavor's Node module lacks, or an npm package with a native addon)
 //! does not stop the walk: it is collected, and a graph whose only lack is
-//! Node ends as [`GatherError::NeedsNode`], which [`crate::routing`] sends
+//! Node ends as `GatherError::NeedsNode`, which [`crate::routing`] sends
 //! to Node. Any other refusal wins over it.
 
 use super::commonjs::{self, Required};
@@ -24,6 +24,7 @@ use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
+use crate::engines::lock;
 use crate::grants::{lexical, Confined};
 use crate::routing::{NodeNeed, NodeNeeds};
 use std::borrow::Cow;
@@ -50,14 +51,14 @@ impl Builtin {
         type Parsed = std::collections::HashMap<(usize, usize), Vec<String>>;
         static PARSED: std::sync::Mutex<Option<Parsed>> = std::sync::Mutex::new(None);
         let key = (self.source.as_ptr() as usize, self.source.len());
-        let lock = || PARSED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(imports) = lock().get_or_insert_with(Parsed::new).get(&key) {
+        let parsed = || lock(&PARSED);
+        if let Some(imports) = parsed().get_or_insert_with(Parsed::new).get(&key) {
             return Ok(imports.clone());
         }
         let imports = transpile(Path::new(self.specifier), self.source)
             .map_err(|e| GatherError::Invalid(format!("internal: {}", e.message)))?
             .imports;
-        lock()
+        parsed()
             .get_or_insert_with(Parsed::new)
             .insert(key, imports.clone());
         Ok(imports)
@@ -66,7 +67,7 @@ impl Builtin {
 
 /// Every module of a plugin, ready for the engine.
 #[derive(Debug, Clone, Default)]
-pub struct ModuleSet {
+pub(crate) struct ModuleSet {
     /// The plugin's folder, symlinks resolved.
     pub base_dir: PathBuf,
     /// The entry module's name.
@@ -121,7 +122,7 @@ impl ModuleSet {
 
 /// Why a plugin's modules could not be gathered.
 #[derive(Debug, Clone)]
-pub enum GatherError {
+pub(crate) enum GatherError {
     /// A file could not be read or transpiled; the message names it.
     Invalid(String),
     /// An import is not allowed; the message names it and says why.
@@ -133,7 +134,7 @@ pub enum GatherError {
 /// Walk the import graph from `entry`, within `base_dir`: every file it
 /// imports or requires must resolve inside one of `own` (the plugin's own
 /// paths, resolved: [`Candidate::own_paths`](crate::discovery::Candidate::own_paths)).
-pub fn gather(
+pub(crate) fn gather(
     base_dir: &Path,
     own: &[PathBuf],
     entry: &Path,
@@ -326,7 +327,7 @@ fn native_evidence(folder: &Path) -> Option<String> {
 /// Add the flavor's own modules to `set`: its shape module, and every
 /// module the shape and the built-ins in `set` import. A flavor module may
 /// import only the flavor's built-ins and internal modules.
-pub fn add_flavor(set: &mut ModuleSet, flavor: &Flavor) -> Result<(), GatherError> {
+pub(crate) fn add_flavor(set: &mut ModuleSet, flavor: &Flavor) -> Result<(), GatherError> {
     let find = |specifier: &str| {
         flavor
             .builtins

@@ -12,6 +12,7 @@
 //! resolved; Node's built-in modules (`fs`, `node:crypto`, ...) are never
 //! resolved here: a plugin gets only the built-ins its flavor provides.
 
+use crate::engines::lock;
 use crate::limits::MAX_SOURCE_BYTES;
 use crate::source::{read_bytes, read_text, ReadError};
 use oxc_resolver::{FileMetadata, FileSystem, FileSystemOs, ResolveError, ResolveOptions};
@@ -43,10 +44,7 @@ impl Bounded {
             if matches!(problem, ReadError::TooLarge { .. })
                 || matches!(problem, ReadError::NotRegular(kind) if kind != "a folder")
             {
-                self.refused
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((path.to_path_buf(), problem));
+                lock(&self.refused).push((path.to_path_buf(), problem));
             }
             error
         })
@@ -198,12 +196,7 @@ impl Packages {
         let resolution = resolver.resolve(dir, specifier);
         // A `package.json` the resolver could not read for what it is
         // refuses the plugin, whatever the resolver made of its absence.
-        if let Some((file, problem)) = self
-            .refused
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .first()
-        {
+        if let Some((file, problem)) = lock(&self.refused).first() {
             return Err(PackageError::Unreadable {
                 file: file.clone(),
                 problem: problem.clone(),
@@ -269,7 +262,7 @@ impl Packages {
             }
             let manifest = current.join("package.json");
             if manifest.is_file() {
-                let mut types = self.types.lock().unwrap_or_else(|p| p.into_inner());
+                let mut types = lock(&self.types);
                 return types
                     .entry(manifest.clone())
                     .or_insert_with(|| {

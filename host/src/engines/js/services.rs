@@ -19,6 +19,7 @@
 //! run is cancelled, or when the plugin is dropped.
 
 use super::watch::{WatchError, Watches};
+use crate::engines::lock;
 use crate::grants::{Access, FileError, Grants, WriteMode};
 use crate::limits::MAX_REPLY_BYTES;
 use crate::manifest::Network;
@@ -67,7 +68,7 @@ impl DryRun {
 
     /// Note that the plugin would have done `what`.
     pub fn note(&self, what: String) {
-        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut notes = lock(&self.notes);
         if notes.0.len() < Self::MAX_NOTES {
             notes.0.push(format!("in a check, not done: {what}"));
         } else {
@@ -77,7 +78,7 @@ impl DryRun {
 
     /// The notes so far, and how many more there were; empties the list.
     pub fn take(&self) -> Vec<String> {
-        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut notes = lock(&self.notes);
         let (mut list, more) = std::mem::take(&mut *notes);
         if more > 0 {
             list.push(format!(

@@ -35,6 +35,7 @@
 //! before its hook runs. Listeners so run within a call's deadline, and
 //! their log lines carry its run.
 
+use crate::engines::lock;
 use crate::grants::FileError;
 use notify::event::{ModifyKind, RenameMode};
 use notify::{Config, Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -61,19 +62,19 @@ pub const HOST_MAX_WATCHERS: usize = 16;
 
 /// What the host's plugins hold of the system's watch resources, together.
 #[derive(Debug, Default)]
-pub struct WatchBudget {
+pub(crate) struct WatchBudget {
     watchers: Mutex<usize>,
     system_watches: Mutex<usize>,
 }
 
 /// The host process's budget, shared by every plugin's watches.
-pub static HOST_BUDGET: WatchBudget = WatchBudget {
+pub(crate) static HOST_BUDGET: WatchBudget = WatchBudget {
     watchers: Mutex::new(0),
     system_watches: Mutex::new(0),
 };
 
 fn reserve(counter: &Mutex<usize>, n: usize, limit: usize) -> bool {
-    let mut held = counter.lock().unwrap_or_else(|e| e.into_inner());
+    let mut held = lock(counter);
     if *held + n > limit {
         return false;
     }
@@ -82,14 +83,15 @@ fn reserve(counter: &Mutex<usize>, n: usize, limit: usize) -> bool {
 }
 
 fn give_back(counter: &Mutex<usize>, n: usize) {
-    let mut held = counter.lock().unwrap_or_else(|e| e.into_inner());
+    let mut held = lock(counter);
     *held = held.saturating_sub(n);
 }
 
 impl WatchBudget {
     /// How many watchers and system watches are held now.
+    #[cfg(test)]
     pub fn held(&self) -> (usize, usize) {
-        let read = |m: &Mutex<usize>| *m.lock().unwrap_or_else(|e| e.into_inner());
+        let read = |m: &Mutex<usize>| *lock(m);
         (read(&self.watchers), read(&self.system_watches))
     }
 }
@@ -147,7 +149,7 @@ fn cost(root: &Path, recursive: bool, limit: usize) -> usize {
 /// What happened to a watched name, in Node's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Change {
+pub(crate) enum Change {
     /// It appeared, disappeared or was renamed.
     Rename,
     /// Its contents or metadata changed.
@@ -156,7 +158,7 @@ pub enum Change {
 
 /// One event for the plugin.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// The watch it belongs to.
     pub watch: u64,
     /// What happened.
@@ -168,7 +170,7 @@ pub struct Observed {
 
 /// Why a watch did not start.
 #[derive(Debug, thiserror::Error)]
-pub enum WatchError {
+pub(crate) enum WatchError {
     /// The path is not granted, is missing, or leads out of its grant.
     #[error(transparent)]
     File(#[from] FileError),
@@ -289,7 +291,7 @@ struct SharedWatcher {
 
 /// A plugin's watches. Lives on its engine thread; the watcher's thread
 /// only adds to the queue and wakes the engine thread.
-pub struct Watches {
+pub(crate) struct Watches {
     queue: Arc<Mutex<Queue>>,
     wake: Arc<dyn Fn() + Send + Sync>,
     /// The watches' scopes, which the watcher's thread reads.
@@ -410,7 +412,7 @@ impl Watches {
         let watcher = RecommendedWatcher::new(
             move |event: notify::Result<Event>| {
                 if let Ok(event) = event {
-                    let scopes = scopes.lock().unwrap_or_else(|e| e.into_inner());
+                    let scopes = lock(&scopes);
                     for scope in scopes.iter() {
                         push(&queue, &*wake, scope, &event);
                     }
@@ -464,7 +466,7 @@ impl Watches {
     }
 
     fn lock_scopes(&self) -> std::sync::MutexGuard<'_, Vec<Scope>> {
-        self.scopes.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.scopes)
     }
 
     /// End watch `id` and drop its waiting events (a closed watcher gets
@@ -494,11 +496,13 @@ impl Watches {
     }
 
     /// How many watches are active.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.active.borrow().len()
     }
 
     /// Whether no watch is active.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -521,7 +525,7 @@ impl Watches {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.queue)
     }
 }
 
@@ -540,7 +544,7 @@ fn push(queue: &Mutex<Queue>, wake: &(dyn Fn() + Send + Sync), scope: &Scope, ev
         return;
     }
     let wakes = {
-        let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+        let mut queue = lock(queue);
         for filename in names {
             if queue.events.len() < MAX_QUEUED_EVENTS {
                 queue.events.push_back(Observed {

@@ -52,31 +52,8 @@ function message(object) {
   frame(JSON.stringify(object));
 }
 
-function show(value) {
-  if (typeof value === "string") return value;
-  if (value instanceof Error) return describe(value);
-  try {
-    const json = JSON.stringify(value);
-    return json === undefined ? String(value) : json;
-  } catch (_) {
-    return String(value);
-  }
-}
-
-function describe(error) {
-  try {
-    if (error instanceof Error) {
-      const at = String(error.stack ?? "")
-        .split("\n")
-        .map((s) => s.trim())
-        .find((s) => s.startsWith("at "));
-      return `${error.name}: ${error.message}` + (at ? ` (${at})` : "");
-    }
-    return "threw " + show(error);
-  } catch (_) {
-    return "threw a value that cannot be shown";
-  }
-}
+// `show` and `describe` are describe.js's (of the embedded engine), which
+// the host appends to this module.
 
 function log(id, runId, level, args) {
   let text = args.map(show).join(" ");

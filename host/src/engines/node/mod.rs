@@ -3,21 +3,24 @@
 //! parts). `engine = "node"` in `plugin.toml` picks it.
 //!
 //! One module per concern:
-//! - [`framing`]: length-prefixed frames on stdio, bounded;
-//! - [`protocol`]: the messages host and bootstrap exchange;
-//! - [`process`]: one `node` process, its threads, calls and failures;
-//! - [`plugin`]: the host's [`Plugin`](crate::Plugin), which starts a new
+//! - `framing`: length-prefixed frames on stdio, bounded;
+//! - `protocol`: the messages host and bootstrap exchange;
+//! - `process`: one `node` process, its threads, calls and failures;
+//! - `plugin`: the host's [`Plugin`](crate::Plugin), which starts a new
 //!   process for the next run after one was killed or died.
+//!
+//! These modules are the crate's own; other crates use [`load`],
+//! [`load_with`] and [`node`].
 //!
 //! Inside Node, a bootstrap (`bootstrap.mjs`, embedded) runs the same
 //! [`Flavor`] modules the embedded engine runs, so a flavor's shape maps a
 //! plugin the same way on both. A flavor's prelude runs too, but may only
 //! add globals: Node's own (`process`, `Buffer`, `URL`, ...) are put back
 //! after it. TypeScript is stripped by the host
-//! ([`transpile`](crate::engines::js::transpile)) when the bootstrap asks for
+//! (`transpile`) when the bootstrap asks for
 //! a file's source.
 //!
-//! The sandbox is Node's permission model ([`permission_flags`]): the
+//! The sandbox is Node's permission model (`permission_flags`): the
 //! plugin's folder and its `read` grants may be read, its `write` grants
 //! written, child processes only with `exec`, no worker threads, no native
 //! addons; the environment holds only the granted variables; the heap is
@@ -25,12 +28,12 @@
 //! cover the network: a plugin on Node can open connections whatever its
 //! manifest says.
 
-pub mod framing;
-pub mod plugin;
-pub mod process;
-pub mod protocol;
+pub(crate) mod framing;
+pub(crate) mod plugin;
+pub(crate) mod process;
+pub(crate) mod protocol;
 
-use super::js::{Flavor, RelativeTo, YOHOST};
+use super::js::{glue, Flavor};
 use crate::discovery::Candidate;
 use crate::error::LoadError;
 use crate::grants::{Access, Grants};
@@ -41,10 +44,15 @@ use protocol::{FlavorSources, ServiceSettings, ToNode};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use yohost_contract::Hook;
 
-/// The bootstrap Node runs (as `--input-type=module -e`).
-const BOOTSTRAP: &str = include_str!("bootstrap.mjs");
+/// The bootstrap Node runs (as `--input-type=module -e`), with `show` and
+/// `describe` of the [`glue`] appended (function
+/// declarations, hoisted).
+const BOOTSTRAP: &str = concat!(
+    include_str!("bootstrap.mjs"),
+    "\n",
+    include_str!("../js/describe.js"),
+);
 
 /// The oldest Node major version the engine runs on.
 pub const MIN_NODE_MAJOR: u32 = 20;
@@ -146,13 +154,13 @@ fn runtime_dirs(node: &std::path::Path) -> Vec<PathBuf> {
 /// Why the permission flags cannot express a grant.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the grant {0} holds a comma, which Node's permission flags read as a separator")]
-pub struct UnsayableGrant(pub PathBuf);
+pub(crate) struct UnsayableGrant(pub(crate) PathBuf);
 
 /// The permission model's flags: `read` may be read (the plugin's folder,
 /// its entry, its `read` and `write` grants, resolved), `write` written;
 /// child processes only with `exec`. Worker threads, native addons and WASI
 /// stay off.
-pub fn permission_flags(
+pub(crate) fn permission_flags(
     version: &NodeVersion,
     read: &[PathBuf],
     write: &[PathBuf],
@@ -180,7 +188,7 @@ pub fn permission_flags(
 
 /// Load a yohost plugin on Node.
 pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-    load_with(candidate, &YOHOST, &serde_json::Value::Null, grants)
+    glue::load_yohost(load_with, candidate, grants)
 }
 
 /// Load a plugin of `flavor` on Node: start its process and load it there.
@@ -206,32 +214,13 @@ pub fn load_with(
             message: e.to_string(),
         },
     })?;
-    let hooks = ready
-        .hooks
-        .iter()
-        .map(|name| {
-            Hook::from_name(name).ok_or_else(|| LoadError::Invalid {
-                path: path.clone(),
-                message: format!("the plugin's shape names unknown hook `{name}`"),
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    let mut warnings = ready.warnings.clone();
-    warnings.extend(launch.sandbox.warnings().iter().cloned());
+    let mut warnings = launch.sandbox.warnings().to_vec();
     if candidate.dry_run {
         warnings.push("in a check, its process may not write, start processes or open connections; a run may, within its grants".into());
     }
     let confinement = launch.sandbox.confinement();
-    Ok(Loaded {
-        plugin: Arc::new(plugin::NodePlugin::new(launch, process)),
-        hooks,
-        name: ready.name,
-        warnings,
-        unloads: ready.unloads,
-        ecosystem: None,
-        routed: None,
-        processes: Some(confinement),
-    })
+    let plugin = Arc::new(plugin::NodePlugin::new(launch, process));
+    ready.into_loaded(&path, plugin, warnings, Some(confinement))
 }
 
 /// How to start the plugin's process.
@@ -285,19 +274,12 @@ fn launch(
         args.push("--disable-warning=ExperimentalWarning".into());
     }
     args.extend(["--input-type=module".into(), "-e".into(), BOOTSTRAP.into()]);
-    let env: std::collections::BTreeMap<String, String> = capabilities
-        .env
-        .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
-        .collect();
+    let env = glue::granted_env(capabilities);
     let node = node_executable().map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| plugin_dir.clone());
     let services = flavor.services.map(|api| ServiceSettings {
         module: api.module,
-        relative_to: match api.relative_to {
-            RelativeTo::PluginDir => plugin_dir.clone(),
-            RelativeTo::WorkingDir => cwd.clone(),
-        },
+        relative_to: api.relative_to.dir(&plugin_dir, &cwd),
         cwd: cwd.clone(),
         exec: capabilities.exec,
     });
@@ -335,7 +317,6 @@ fn launch(
         sandbox,
         cwd,
         init,
-        plugin_dir,
         own,
         entry,
         default_name: candidate.name.clone(),

@@ -10,6 +10,7 @@
 //! flight on the old one keep their own deadlines.
 
 use super::process::{Launch, Process};
+use crate::engines::lock;
 use crate::error::CallError;
 use crate::plugin::{CallLimits, Plugin, PluginRun};
 use std::sync::Arc;
@@ -78,10 +79,10 @@ struct NodeRun {
 #[async_trait::async_trait]
 impl PluginRun for NodeRun {
     async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
-        let held = Arc::clone(&self.process.lock().expect("process"));
+        let held = Arc::clone(&lock(&self.process));
         let process = if held.is_retired() {
             let current = self.serving.current().await?;
-            *self.process.lock().expect("process") = Arc::clone(&current);
+            *lock(&self.process) = Arc::clone(&current);
             current
         } else {
             held

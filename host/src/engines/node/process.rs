@@ -27,15 +27,17 @@
 
 use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 use super::protocol::{FromNode, ToNode};
-use crate::codec::decode_json_reply;
+use crate::codec::{decode_json_reply, encode_json_args};
+use crate::engines::js::glue::{log_line, Caller, Shaped};
 use crate::engines::js::transpile::transpile;
+use crate::engines::lock;
 use crate::error::CallError;
 use crate::limits::MAX_SOURCE_BYTES;
-use crate::logging::{plugin_log, LogLevel};
 use crate::plugin::CallLimits;
 use crate::sandbox::{PluginProcess, ProcessSandbox};
 use crate::source::read_text;
 use crate::unloads::Unload;
+use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::BufReader;
@@ -64,8 +66,6 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// The `init` message, as frame text.
     pub init: Vec<u8>,
-    /// The plugin's folder, symlinks resolved (`ctx.pluginDir`).
-    pub plugin_dir: PathBuf,
     /// The plugin's own paths, resolved (`Candidate::own_paths`): with the
     /// entry, the only places whose TypeScript the host strips for it.
     pub own: Vec<PathBuf>,
@@ -81,19 +81,6 @@ pub struct Launch {
     pub load_timeout: Duration,
     /// The memory limit, reported when V8 aborts.
     pub memory_bytes: u64,
-}
-
-/// What loading found.
-#[derive(Debug, Clone)]
-pub struct Ready {
-    /// The name the plugin gave itself.
-    pub name: Option<String>,
-    /// The contract names of its hooks.
-    pub hooks: Vec<String>,
-    /// What its shape reported without refusing it.
-    pub warnings: Vec<String>,
-    /// Whether its shape gave an `unload`, which runs when it is dropped.
-    pub unloads: bool,
 }
 
 /// Why a process could not be started and loaded.
@@ -140,8 +127,7 @@ pub struct Process {
 struct Pending {
     call: HookCall,
     reply: oneshot::Sender<Result<HookReply, CallError>>,
-    dispatch: tracing::Dispatch,
-    span: tracing::Span,
+    caller: Caller,
     /// When the host stops waiting for it.
     deadline: Instant,
 }
@@ -159,7 +145,7 @@ struct Shared {
     /// it is killed once the calls in flight are done.
     retired: AtomicBool,
     /// Where the outcome of loading goes, until it came.
-    loading: Mutex<Option<mpsc::SyncSender<Result<Ready, StartError>>>>,
+    loading: Mutex<Option<mpsc::SyncSender<Result<Shaped, StartError>>>>,
     /// The plugin's own paths: with the entry, where its TypeScript is.
     own: Vec<PathBuf>,
     entry: PathBuf,
@@ -170,7 +156,7 @@ struct Shared {
 
 impl Process {
     /// Start `node`, send it `init`, and wait until the plugin loaded.
-    pub fn start(launch: &Launch) -> Result<(Process, Ready), StartError> {
+    pub fn start(launch: &Launch) -> Result<(Process, Shaped), StartError> {
         let mut command = launch.sandbox.command(&launch.node);
         command
             .args(&launch.args)
@@ -230,7 +216,7 @@ impl Process {
             Ok(Ok(ready)) => {
                 let own = ready.name.as_ref().filter(|n| !n.is_empty());
                 if let Some(own) = own.filter(|_| !launch.name_is_fixed) {
-                    own.clone_into(&mut shared.name.lock().expect("name"));
+                    own.clone_into(&mut lock(&shared.name));
                 }
                 Ok((process, ready))
             }
@@ -265,7 +251,10 @@ impl Process {
     pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
         let shared = &self.shared;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let args = call.args_json();
+        // An argument that cannot be encoded fails the call, as on every
+        // engine: the plugin never receives `null` in its place.
+        let args = RawValue::from_string(encode_json_args(&call)?)
+            .map_err(|e| CallError::Encode(e.to_string()))?;
         let frame = ToNode::Call {
             id,
             hook: call.hook().as_str(),
@@ -274,18 +263,17 @@ impl Process {
         }
         .to_bytes();
         let (reply, answer) = oneshot::channel();
-        shared.pending.lock().expect("pending").insert(
+        lock(&shared.pending).insert(
             id,
             Pending {
                 call,
                 reply,
-                dispatch: tracing::dispatcher::get_default(|d| d.clone()),
-                span: tracing::Span::current(),
+                caller: Caller::current(),
                 deadline: limits.deadline,
             },
         );
         if self.is_dead() {
-            shared.pending.lock().expect("pending").remove(&id);
+            lock(&shared.pending).remove(&id);
             return Err(CallError::Crashed("the node process has ended".into()));
         }
         shared.send(frame);
@@ -323,7 +311,7 @@ impl Drop for Process {
             let _ending = ending;
             let deadline = Instant::now() + UNLOAD_GRACE;
             while Instant::now() < deadline {
-                let exited = shared.child.lock().map_or(true, |c| c.has_exited());
+                let exited = lock(&shared.child).has_exited();
                 if exited {
                     break;
                 }
@@ -350,11 +338,7 @@ impl Drop for Waiting<'_> {
         if self.answered {
             return;
         }
-        self.shared
-            .pending
-            .lock()
-            .expect("pending")
-            .remove(&self.id);
+        lock(&self.shared.pending).remove(&self.id);
         let overran = Instant::now() >= self.limits.deadline;
         let (name, message) = if overran {
             ("TimeoutError", "the hook ran past its deadline")
@@ -386,13 +370,7 @@ impl Shared {
     /// flight are done, or at the latest of their deadlines.
     fn retire(self: &Arc<Shared>) {
         self.retired.store(true, Ordering::SeqCst);
-        let latest = self
-            .pending
-            .lock()
-            .expect("pending")
-            .values()
-            .map(|p| p.deadline)
-            .max();
+        let latest = lock(&self.pending).values().map(|p| p.deadline).max();
         let Some(latest) = latest else {
             self.kill();
             return;
@@ -415,7 +393,7 @@ impl Shared {
 
     /// A retired process with no call left in flight is killed.
     fn settle(&self) {
-        if self.retired.load(Ordering::SeqCst) && self.pending.lock().expect("pending").is_empty() {
+        if self.retired.load(Ordering::SeqCst) && lock(&self.pending).is_empty() {
             self.kill();
         }
     }
@@ -424,7 +402,7 @@ impl Shared {
     /// waiting fails. Returns how it ended, the first time.
     fn kill(&self) -> Option<std::process::ExitStatus> {
         self.dead.store(true, Ordering::SeqCst);
-        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let mut child = lock(&self.child);
         child.end()
     }
 
@@ -448,16 +426,10 @@ impl Shared {
             self.kill();
         }
         let failure = self.ended(killed, why);
-        if let Some(loading) = self.loading.lock().expect("loading").take() {
+        if let Some(loading) = lock(&self.loading).take() {
             let _ = loading.send(Err(StartError::Ended(failure.to_string())));
         }
-        let waiting: Vec<Pending> = self
-            .pending
-            .lock()
-            .expect("pending")
-            .drain()
-            .map(|(_, p)| p)
-            .collect();
+        let waiting: Vec<Pending> = lock(&self.pending).drain().map(|(_, p)| p).collect();
         for pending in waiting {
             let _ = pending.reply.send(Err(failure.clone()));
         }
@@ -475,7 +447,7 @@ impl Shared {
         // sure (a plugin could close its stdout and go on).
         let deadline = Instant::now() + Duration::from_millis(500);
         let exited = loop {
-            let exited = self.child.lock().expect("child").has_exited();
+            let exited = lock(&self.child).has_exited();
             if exited || Instant::now() >= deadline {
                 break exited;
             }
@@ -491,7 +463,7 @@ impl Shared {
 
     fn handle(&self, message: FromNode) {
         let answer = |id: u64, outcome: &dyn Fn(&HookCall) -> Result<HookReply, CallError>| {
-            let pending = self.pending.lock().expect("pending").remove(&id);
+            let pending = lock(&self.pending).remove(&id);
             if let Some(p) = pending {
                 let _ = p.reply.send(outcome(&p.call));
             }
@@ -517,7 +489,7 @@ impl Shared {
                 hooks,
                 warnings,
                 unloads,
-            } => self.loaded(Ok(Ready {
+            } => self.loaded(Ok(Shaped {
                 name,
                 hooks,
                 warnings,
@@ -550,8 +522,8 @@ impl Shared {
         }
     }
 
-    fn loaded(&self, outcome: Result<Ready, StartError>) {
-        if let Some(loading) = self.loading.lock().expect("loading").take() {
+    fn loaded(&self, outcome: Result<Shaped, StartError>) {
+        if let Some(loading) = lock(&self.loading).take() {
             let _ = loading.send(outcome);
         }
     }
@@ -559,22 +531,12 @@ impl Shared {
     /// A line of the plugin: in its call's span and subscriber, with the
     /// call's run id, when the call is still waiting.
     fn log(&self, id: Option<u64>, run_id: Option<String>, level: &str, message: &str) {
-        let level = LogLevel::from_name(level);
-        let name = self.name.lock().expect("name").clone();
-        let pending = self.pending.lock().expect("pending");
-        match id.and_then(|id| pending.get(&id)) {
-            Some(owner) => {
-                let run_id = run_id.unwrap_or_else(|| owner.call.run().run_id.clone());
-                tracing::dispatcher::with_default(&owner.dispatch, || {
-                    owner
-                        .span
-                        .in_scope(|| plugin_log(&run_id, &name, level, message))
-                });
-            }
-            None => tracing::dispatcher::with_default(&self.dispatch, || {
-                plugin_log(run_id.as_deref().unwrap_or(""), &name, level, message)
-            }),
-        }
+        let name = lock(&self.name).clone();
+        let pending = lock(&self.pending);
+        let owner = id
+            .and_then(|id| pending.get(&id))
+            .map(|owner| (&owner.caller, owner.call.run().run_id.as_str()));
+        log_line(owner, Some(&self.dispatch), run_id, &name, level, message);
     }
 
     /// The JavaScript of TypeScript file `path`, which must be the entry or
@@ -601,7 +563,7 @@ impl Shared {
     /// bounded as [`read_stderr`] bounds them.
     fn log_stderr(&self, stderr: std::process::ChildStderr) {
         read_stderr(stderr, Instant::now, |line| {
-            let name = self.name.lock().expect("name").clone();
+            let name = lock(&self.name).clone();
             tracing::dispatcher::with_default(&self.dispatch, || match line {
                 Stderr::Line(line) => tracing::warn!(plugin = %name, "node: {line}"),
                 Stderr::Dropped(lines) => tracing::warn!(

@@ -71,8 +71,8 @@ pub enum ToNode<'a> {
         id: u64,
         /// The hook's contract name.
         hook: &'a str,
-        /// Its arguments.
-        args: &'a serde_json::Value,
+        /// Its argument, as JSON text ([`encode_json_args`](crate::codec::encode_json_args)).
+        args: &'a RawValue,
         /// The run it belongs to.
         run_id: &'a str,
     },
@@ -269,6 +269,23 @@ mod tests {
         // `null` is a reply (allow), not a missing one.
         let allow = FromNode::parse(br#"{"t":"done","id":4,"reply":null}"#).unwrap();
         assert!(matches!(allow, FromNode::Done { id: 4, ref reply } if reply.get() == "null"));
+    }
+
+    #[test]
+    fn a_call_carries_its_argument_as_the_encoder_wrote_it() {
+        let args = RawValue::from_string(r#"{"text":"hi"}"#.into()).unwrap();
+        let frame = ToNode::Call {
+            id: 1,
+            hook: "on_input",
+            args: &args,
+            run_id: "r",
+        }
+        .to_bytes();
+        let back: serde_json::Value = serde_json::from_slice(&frame).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!({"t": "call", "id": 1, "hook": "on_input", "args": {"text": "hi"}, "run_id": "r"})
+        );
     }
 
     #[test]

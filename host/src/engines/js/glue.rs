@@ -1,0 +1,150 @@
+//! What the embedded engine and the Node engine share, kept once: loading
+//! yohost's own flavor, the granted environment, turning what a flavor's
+//! shape reported into a [`Loaded`] plugin, and routing a plugin's log line
+//! to its call's subscriber and span.
+//!
+//! The JavaScript half of the glue, `show` and `describe` (how a thrown
+//! value or a logged one reads), is `describe.js`: the embedded driver and
+//! Node's bootstrap both include it.
+
+use super::{Flavor, YOHOST};
+use crate::discovery::Candidate;
+use crate::error::LoadError;
+use crate::grants::Grants;
+use crate::logging::{plugin_log, LogLevel};
+use crate::manifest::Capabilities;
+use crate::plugin::{Loaded, Plugin};
+use crate::sandbox::Confinement;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use yohost_contract::Hook;
+
+/// An engine's loader for a plugin of any flavor: the embedded engine's
+/// [`load_with`](super::load_with) or Node's
+/// [`load_with`](crate::engines::node::load_with).
+pub(crate) type LoadWith =
+    fn(&Candidate, &Flavor, &serde_json::Value, Grants) -> Result<Loaded, LoadError>;
+
+/// Load a yohost plugin (flavor [`YOHOST`], no settings) with an engine's
+/// `load_with`.
+pub(crate) fn load_yohost(
+    load_with: LoadWith,
+    candidate: &Candidate,
+    grants: Grants,
+) -> Result<Loaded, LoadError> {
+    load_with(candidate, &YOHOST, &serde_json::Value::Null, grants)
+}
+
+/// The environment variables the manifest grants that are set, with their
+/// values now.
+pub(crate) fn granted_env(capabilities: &Capabilities) -> BTreeMap<String, String> {
+    capabilities
+        .env
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        .collect()
+}
+
+/// What a flavor's shape reported when the plugin loaded, on either engine.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Shaped {
+    /// The name the plugin gave itself.
+    pub name: Option<String>,
+    /// The contract names of the hooks it implements.
+    pub hooks: Vec<String>,
+    /// What the flavor's shape reported without refusing the plugin.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Whether the shape gave an `unload`, which runs when it is dropped.
+    #[serde(default)]
+    pub unloads: bool,
+}
+
+impl Shaped {
+    /// The loaded `plugin` of the entry `path`, with the hooks its shape
+    /// named (a name outside the contract refuses it), its shape's warnings
+    /// followed by `warnings`, and how its processes are confined.
+    pub(crate) fn into_loaded(
+        self,
+        path: &Path,
+        plugin: Arc<dyn Plugin>,
+        warnings: impl IntoIterator<Item = String>,
+        processes: Option<Confinement>,
+    ) -> Result<Loaded, LoadError> {
+        let hooks = self
+            .hooks
+            .iter()
+            .map(|name| {
+                Hook::from_name(name).ok_or_else(|| LoadError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!("internal: the plugin's shape names unknown hook `{name}`"),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let mut all = self.warnings;
+        all.extend(warnings);
+        Ok(Loaded {
+            plugin,
+            hooks,
+            name: self.name,
+            warnings: all,
+            unloads: self.unloads,
+            ecosystem: None,
+            routed: None,
+            processes,
+        })
+    }
+}
+
+/// Who made a hook call: its tracing subscriber and span, which the call's
+/// log lines go to wherever the plugin writes them.
+#[derive(Clone)]
+pub(crate) struct Caller {
+    dispatch: tracing::Dispatch,
+    span: tracing::Span,
+}
+
+impl Caller {
+    /// The caller on this thread now.
+    pub(crate) fn current() -> Caller {
+        Caller {
+            dispatch: tracing::dispatcher::get_default(|d| d.clone()),
+            span: tracing::Span::current(),
+        }
+    }
+
+    /// Run `f` in the caller's subscriber and span.
+    pub(crate) fn in_scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        tracing::dispatcher::with_default(&self.dispatch, || self.span.in_scope(f))
+    }
+}
+
+/// Write a line the plugin `name` logged at `level`. With an `owner` (its
+/// call's caller and run id), it goes to the call's subscriber and span and
+/// names the call's run unless the line names one; without, to `outside`
+/// (the subscriber of whoever loaded the plugin), or to this thread's
+/// subscriber when that is `None`.
+pub(crate) fn log_line(
+    owner: Option<(&Caller, &str)>,
+    outside: Option<&tracing::Dispatch>,
+    run_id: Option<String>,
+    name: &str,
+    level: &str,
+    message: &str,
+) {
+    let level = LogLevel::from_name(level);
+    match owner {
+        Some((caller, call_run)) => {
+            let run_id = run_id.as_deref().unwrap_or(call_run);
+            caller.in_scope(|| plugin_log(run_id, name, level, message));
+        }
+        None => {
+            let line = || plugin_log(run_id.as_deref().unwrap_or(""), name, level, message);
+            match outside {
+                Some(dispatch) => tracing::dispatcher::with_default(dispatch, line),
+                None => line(),
+            }
+        }
+    }
+}
