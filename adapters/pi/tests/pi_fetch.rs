@@ -7,7 +7,9 @@
 //!   the list is refused before any connection is made;
 //! - a redirect to a host not on the list fails the request;
 //! - a server that never answers fails the call at its deadline, and a
-//!   response body over 16 MiB fails the request.
+//!   response body over 16 MiB fails the request;
+//! - a check makes no request: a `session_start` that POSTs is reported as
+//!   a load warning, and the server sees no connection (a run makes it).
 
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
@@ -224,4 +226,62 @@ async fn a_response_over_the_limit_fails_rather_than_arriving_cut_short() {
         "{}",
         &got[0][..got[0].len().min(300)]
     );
+}
+
+/// An extension that POSTs to `url` when its session starts, at load.
+const POSTS_AT_START: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.on("session_start", async () => {
+    try {
+      await fetch("URL", { method: "POST", body: "started" });
+    } catch (_) {}
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_check_reports_a_request_and_makes_none() {
+    let server = serve(HELLO).await;
+    let url = format!("http://127.0.0.1:{}/hook", server.port);
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "poster/index.ts",
+        &POSTS_AT_START.replace("URL", &url),
+    );
+    write(
+        dir.path(),
+        "poster/plugin.toml",
+        "[capabilities]\nnetwork = [\"127.0.0.1\"]\n",
+    );
+    let checked = yohost::PluginHost::builder(dir.path())
+        .adapter(yohost_adapter_pi::adapter())
+        .dry_run(true)
+        .open()
+        .unwrap();
+    let report = checked.report().await;
+    let poster = reported(&report, "poster");
+    assert!(
+        poster
+            .warnings
+            .contains(&format!("in a check, not done: fetch POST {url}")),
+        "{poster:?}"
+    );
+    drop(checked);
+    assert_eq!(
+        server.connections.load(Ordering::SeqCst),
+        0,
+        "a check connected"
+    );
+
+    let ran = open(dir.path()).unwrap();
+    assert!(ran.refused().is_empty(), "{:?}", ran.refused());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.connections.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "loading for a run makes the request"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

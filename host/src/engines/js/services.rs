@@ -82,7 +82,7 @@ impl DryRun {
         let (mut list, more) = std::mem::take(&mut *notes);
         if more > 0 {
             list.push(format!(
-                "in a check, not done: {more} more processes or writes"
+                "in a check, not done: {more} more processes, writes or requests"
             ));
         }
         list

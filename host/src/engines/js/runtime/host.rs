@@ -103,9 +103,14 @@ pub(super) fn install_services<'js>(
     }
     if services.network.is_granted() {
         let network = services.network.clone();
+        let dry_run = services.dry_run.clone();
         let shared = Rc::clone(shared);
         let start = Function::new(ctx.clone(), move |request: String| {
-            let reply = match start_fetch(&shared, &network, &request) {
+            let started = match &dry_run {
+                Some(dry_run) => Err(pretend_fetch(dry_run, &request)),
+                None => start_fetch(&shared, &network, &request),
+            };
+            let reply = match started {
                 Ok(id) => serde_json::json!({ "ok": id }),
                 Err(why) => serde_json::json!({ "error": why }),
             };
@@ -267,6 +272,21 @@ fn start_work(
         .borrow_mut()
         .insert(id, Running { owner, kill });
     Ok(id)
+}
+
+/// A request the plugin makes in a check: noted in `dry_run`, not made;
+/// the request fails, saying so.
+fn pretend_fetch(dry_run: &services::DryRun, request: &str) -> String {
+    let what = match serde_json::from_str::<fetch::FetchRequest>(request) {
+        Ok(request) => format!(
+            "fetch {} {}",
+            request.method.as_deref().unwrap_or("GET").to_uppercase(),
+            request.url
+        ),
+        Err(_) => "fetch of a request that cannot be read".to_string(),
+    };
+    dry_run.note(what.clone());
+    format!("{what}: in a check, no request is made")
 }
 
 /// Start an HTTP request for the plugin (`request` is a
