@@ -33,7 +33,7 @@ pub use schema::{SchemaError, MAX_SCHEMA_BYTES, MAX_TOOLS};
 
 use std::sync::Arc;
 use yohost::grants::Grants;
-use yohost::manifest::Ecosystem;
+use yohost::Ecosystem;
 use yohost::{Adapter, Candidate, EngineKind, LoadError, Loaded};
 
 /// Loads rutis-agent tool libraries: the (dylib, rutis-agent) entry of

@@ -36,9 +36,10 @@ mod life;
 
 pub use life::PluginProcess;
 
-use crate::discovery::Candidate;
-use crate::grants::{Access, Grants};
-use crate::manifest::Network;
+use crate::load::discovery::Candidate;
+use crate::load::grants::{Access, Grants};
+use crate::load::manifest::Network;
+use crate::model::Confinement;
 use std::ffi::OsStr;
 use std::io;
 use std::path::PathBuf;
@@ -72,15 +73,6 @@ pub enum TcpAccess {
     Ports(Vec<u16>),
 }
 
-/// Whether the kernel confines the plugin's processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Confinement {
-    /// Under the Landlock ruleset made from its grants.
-    Kernel,
-    /// Without it: the kernel has none, and the manifest allowed this.
-    Unconfined,
-}
-
 /// How a plugin's processes run, given what the kernel `supports` and
 /// whether its manifest allows them to run `unconfined`: confined where the
 /// kernel can; else unconfined only when allowed (with a warning), else
@@ -99,16 +91,6 @@ fn confinement(
         Err(why) => Err(format!(
             "{why}; setting `unconfined = true` under [capabilities] in its plugin.toml would run its processes without the kernel sandbox"
         )),
-    }
-}
-
-impl Confinement {
-    /// How `yohost check` names it: `kernel sandbox` or `unconfined`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confinement::Kernel => "kernel sandbox",
-            Confinement::Unconfined => "unconfined",
-        }
     }
 }
 

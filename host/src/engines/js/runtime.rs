@@ -39,14 +39,14 @@ use super::services::{self, ExecBounds, ExecRequest, Services};
 use super::watch::{self, Watches};
 use super::Flavor;
 use super::{crypto, fetch};
-use crate::codec::{decode_json_reply, encode_json_args};
-use crate::error::CallError;
-use crate::handoff::{Handoff, Pace};
-use crate::logging::{plugin_log, LogLevel};
-use crate::manifest::Network;
-use crate::plugin::CallLimits;
+use crate::call::codec::{decode_json_reply, encode_json_args};
+use crate::call::error::CallError;
+use crate::call::handoff::{Handoff, Pace};
+use crate::call::logging::{plugin_log, LogLevel};
+use crate::call::plugin::CallLimits;
+use crate::call::unloads::{self, Unload};
+use crate::load::manifest::Network;
 use crate::sandbox::ProcessSandbox;
-use crate::unloads::{self, Unload};
 use rquickjs::allocator::{Allocator, RustAllocator};
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
@@ -122,7 +122,7 @@ pub struct Instance {
 /// unload the plugin and end, without waiting for it (the drop may be on a
 /// tokio worker): the plugin's `unload` (pi's `session_shutdown`, with the
 /// processes it awaits) runs on the engine thread, noted in
-/// [`crate::unloads`] so that dropping the host waits for it, within
+/// [`crate::call::unloads`] so that dropping the host waits for it, within
 /// [`UNLOAD_TIMEOUT`] and [`UNLOAD_GRACE`].
 struct Alive {
     requests: mpsc::Sender<Message>,
@@ -435,7 +435,7 @@ impl Shared {
 
     /// Stop serving every call whose deadline passed or whose run was
     /// cancelled, dropping its promise. The host has stopped waiting for it
-    /// (the deadline is enforced in [`crate::invoke`], which reports the
+    /// (the deadline is enforced in [`crate::run::invoke`], which reports the
     /// timeout); this frees the engine. Returns them, so that their
     /// `ctx.signal` can abort.
     fn expire(&self, now: Instant) -> Vec<Expired> {
@@ -884,7 +884,7 @@ fn install_services<'js>(
             |tool: String, schema: String, args: String| -> Option<String> {
                 let parse =
                     |text: &str| serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
-                crate::arguments::check_once(&tool, &parse(&schema), &parse(&args)).err()
+                crate::call::arguments::check_once(&tool, &parse(&schema), &parse(&args)).err()
             },
         )?,
     )?;

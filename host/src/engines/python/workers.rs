@@ -25,7 +25,7 @@
 
 use super::interpreter::host_module;
 use super::wedge::{self, Task, Waiter, Wedged};
-use crate::handoff::{Handoff, Pace, Wait};
+use crate::call::handoff::{Handoff, Pace, Wait};
 use pyo3::prelude::*;
 use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

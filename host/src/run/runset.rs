@@ -6,11 +6,11 @@
 //! What the user asked (`user_request`, `latest_user_text`) is derived once
 //! per turn, not per call per plugin.
 
-use crate::convert::{content_from_blocks, finish_args, message_text, output_data};
-use crate::logging::{decision, CallRef, Decision};
-use crate::session::PluginSession;
-use crate::terminate::Terminations;
-use crate::tool::PluginTool;
+use crate::call::logging::{decision, CallRef, Decision};
+use crate::run::convert::{content_from_blocks, finish_args, message_text, output_data};
+use crate::run::session::PluginSession;
+use crate::run::terminate::Terminations;
+use crate::run::tool::PluginTool;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use yoagent::extension::{
@@ -60,7 +60,7 @@ impl Drop for RunSet {
     /// The run is over: what its plugins' log bounds dropped since the last
     /// report is reported, and the bounds are forgotten.
     fn drop(&mut self) {
-        crate::logging::run_ended(&self.run.run_id);
+        crate::call::logging::run_ended(&self.run.run_id);
     }
 }
 

@@ -15,14 +15,15 @@
 //! plugins again, since what refused them may lie outside their files (a
 //! granted folder, the private folder for library copies).
 
-use crate::adapter::Adapters;
-use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
-use crate::engines;
-use crate::error::{HostError, LoadError};
-use crate::logging::LOAD_LOG_TARGET;
-use crate::manifest::{check_name, Ecosystem, Manifest, Mode, MANIFEST_FILE};
-use crate::plugin::{EngineKind, LoadedPlugin};
-use crate::stats::PluginStats;
+use crate::call::logging::LOAD_LOG_TARGET;
+use crate::call::stats::PluginStats;
+use crate::load::adapter::Adapters;
+use crate::load::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
+use crate::load::error::{HostError, LoadError};
+use crate::load::loaded::LoadedPlugin;
+use crate::load::manifest::{check_name, Manifest, MANIFEST_FILE};
+use crate::model::EngineKind;
+use crate::model::{Ecosystem, Mode};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -394,7 +395,7 @@ fn load_all(
 /// will never call it (code that runs only while it loads, pi's
 /// `session_start`, has run by then).
 fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
-    let loaded = engines::load(adapters, candidate)?;
+    let loaded = adapters.load(candidate)?;
     let name = match (&candidate.named_by_manifest, loaded.name) {
         (false, Some(own)) if !own.is_empty() => {
             check_name(&own).map_err(|problem| LoadError::BadName {

@@ -12,7 +12,7 @@
 //! The figures of a plugin start when it is loaded: a plugin whose file
 //! changed is loaded again, with figures of its own.
 
-use crate::error::CallError;
+use crate::call::error::CallError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -206,7 +206,7 @@ pub struct PluginFigures {
     /// The plugin's name.
     pub plugin: String,
     /// Its engine.
-    pub engine: crate::plugin::EngineKind,
+    pub engine: crate::model::EngineKind,
     /// Each hook called since it was loaded, in contract order.
     pub hooks: Vec<HookFigures>,
 }

@@ -21,7 +21,7 @@
 //! the async runtime's blocking pool, so a stuck one never holds up the
 //! runtime's shutdown.
 
-use crate::handoff::{Handoff, Pace};
+use crate::call::handoff::{Handoff, Pace};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -100,7 +100,7 @@ impl WorkerSlot {
 
     /// Send `job` to a free worker, started if there is none, and return it
     /// with how to wait for its reply.
-    fn send(&self, job: Job) -> Result<(Worker, crate::handoff::Wait), WorkerError> {
+    fn send(&self, job: Job) -> Result<(Worker, crate::call::handoff::Wait), WorkerError> {
         let free = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let worker = match free {
             Some(worker) => worker,
@@ -203,7 +203,7 @@ mod tests {
     async fn a_reply_slower_than_the_spin_is_still_awaited() {
         let slot = WorkerSlot::new("slow");
         let slow = slot.run(|| {
-            std::thread::sleep(crate::handoff::SPIN * 20);
+            std::thread::sleep(crate::call::handoff::SPIN * 20);
             5
         });
         assert_eq!(slow.await.unwrap(), 5);
