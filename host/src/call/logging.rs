@@ -33,6 +33,7 @@ use crate::model::limits::{
     cut_log_message, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_IDLE_SECOND, MAX_LOG_BYTES_PER_RUN,
     MAX_LOG_LINES_PER_CALL, MAX_LOG_LINES_PER_IDLE_SECOND, MAX_LOG_LINES_PER_RUN,
 };
+use crate::model::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -317,7 +318,7 @@ static BUDGETS: Mutex<Option<Budgets>> = Mutex::new(None);
 
 fn budgets<T>(f: impl FnOnce(&mut Budgets, Instant) -> T) -> T {
     let now = Instant::now();
-    let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut budgets = lock(&BUDGETS);
     f(budgets.get_or_insert_with(Budgets::default), now)
 }
 

@@ -22,6 +22,7 @@
 //! runtime's shutdown.
 
 use crate::call::handoff::{Handoff, Pace};
+use crate::model::sync::lock;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -101,7 +102,7 @@ impl WorkerSlot {
     /// Send `job` to a free worker, started if there is none, and return it
     /// with how to wait for its reply.
     fn send(&self, job: Job) -> Result<(Worker, crate::call::handoff::Wait), WorkerError> {
-        let free = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let free = lock(&self.idle).pop();
         let worker = match free {
             Some(worker) => worker,
             None => start(&self.name)?,
@@ -122,7 +123,7 @@ impl WorkerSlot {
     /// Make the worker of an answered call free again.
     fn give_back(&self, mut busy: Busy) {
         if let Some(worker) = busy.0.take() {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let mut idle = lock(&self.idle);
             if idle.len() < MAX_IDLE {
                 idle.push(worker);
             }

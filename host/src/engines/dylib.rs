@@ -18,6 +18,7 @@ use crate::load::error::LoadError;
 use crate::load::loaded::Loaded;
 use crate::load::{private_dir, source};
 use crate::model::limits::MAX_LIBRARY_BYTES;
+use crate::model::sync::lock;
 use libloading::Library;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -179,11 +180,7 @@ fn identity(_path: &Path) -> Option<Identity> {
 /// since: then its bytes need not be read and hashed again for each plugin
 /// that loads the same library.
 fn verified(copy: &Path) -> bool {
-    let known = VERIFIED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|v| v.get(copy).copied());
+    let known = lock(&VERIFIED).as_ref().and_then(|v| v.get(copy).copied());
     known.is_some_and(|known| identity(copy) == Some(known))
 }
 
@@ -192,9 +189,7 @@ fn verified(copy: &Path) -> bool {
 fn remember_verified(copy: &Path, before: Option<Identity>) {
     let Some(before) = before else { return };
     if identity(copy) == Some(before) {
-        VERIFIED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&VERIFIED)
             .get_or_insert_with(Default::default)
             .insert(copy.to_path_buf(), before);
     }

@@ -22,6 +22,7 @@ use crate::load::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint
 use crate::load::error::{HostError, LoadError};
 use crate::load::loaded::LoadedPlugin;
 use crate::load::manifest::{check_name, Manifest, MANIFEST_FILE};
+use crate::model::sync::{lock, read, write};
 use crate::model::EngineKind;
 use crate::model::{Ecosystem, Mode};
 use std::collections::HashMap;
@@ -174,17 +175,14 @@ impl Registry {
                 self.rescan(dir);
             }
         }
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.current).clone()
     }
 
     /// Whether the directory's top level changed since it was last read;
     /// false without reading it when `recent_read_stands` and that read is
     /// under [`TOP_LEVEL_FRESH`] old.
     fn top_level_moved(&self, dir: &Path, recent_read_stands: bool) -> bool {
-        let mut last = self.top_level.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = lock(&self.top_level);
         if recent_read_stands
             && last
                 .read_at
@@ -212,7 +210,7 @@ impl Registry {
                 return;
             }
         };
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = lock(&self.kept);
         let retry_refused = self.retry_refused.swap(false, Ordering::SeqCst);
         // What each candidate gave: kept from before when its files did not
         // change, else loaded now (all of those at once, in `load_all`).
@@ -298,8 +296,7 @@ impl Registry {
         }
         *kept = next_kept;
         sort_for_running(&mut plugins);
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) =
-            Arc::new(Snapshot { plugins, refused });
+        *write(&self.current) = Arc::new(Snapshot { plugins, refused });
     }
 }
 
@@ -353,7 +350,7 @@ fn load_all(
         let mut done = Vec::new();
         loop {
             // The lock is held only to take the next job.
-            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let next = lock(&queue).next();
             let Some(job) = next else {
                 return done;
             };

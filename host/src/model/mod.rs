@@ -5,11 +5,13 @@
 //! - [`Mode`]: what a plugin's failure means for the run;
 //! - [`Ecosystem`]: the plugin API a plugin is written against;
 //! - [`Confinement`]: whether the kernel confines a plugin's processes;
-//! - [`limits`]: the fixed bounds on what a plugin sends the host.
+//! - [`limits`]: the fixed bounds on what a plugin sends the host;
+//! - `sync`: the one poisoning policy of the host's locks.
 
 use serde::{Deserialize, Serialize};
 
 pub mod limits;
+pub(crate) mod sync;
 
 /// The engine a plugin runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

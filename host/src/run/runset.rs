@@ -7,6 +7,7 @@
 //! per turn, not per call per plugin.
 
 use crate::call::logging::{decision, CallRef, Decision};
+use crate::model::sync::lock;
 use crate::run::convert::{content_from_blocks, finish_args, message_text, output_data};
 use crate::run::session::PluginSession;
 use crate::run::terminate::Terminations;
@@ -81,7 +82,7 @@ impl RunSet {
     /// `user_request` and `latest_user_text` of the call's conversation,
     /// computed once for each length of the conversation (once per turn).
     fn derived(&self, call: &ToolCallRequest<'_>) -> Derived {
-        let mut cache = self.derived.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = lock(&self.derived);
         match cache.as_ref() {
             Some(d) if d.messages == call.messages.len() => d.clone(),
             _ => {

@@ -15,6 +15,7 @@
 use crate::call::error::{CallError, HookError};
 use crate::call::plugin::PluginRun;
 use crate::load::loaded::LoadedPlugin;
+use crate::model::sync::lock;
 use crate::model::Mode;
 use crate::run::invoke::call_hook;
 use std::sync::{Arc, Mutex};
@@ -373,10 +374,6 @@ impl PluginSession {
             handle.close().await;
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ use crate::call::worker::WorkerSlot;
 use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
 use crate::load::loaded::Loaded;
+use crate::model::sync::lock;
 use bindings::{Guest, PluginPre};
 use sandbox::{Grants, Interrupted, State};
 use std::collections::BTreeSet;
@@ -297,7 +298,7 @@ impl PluginRun for WasmRun {
     async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
         let instance = Arc::clone(&self.instance);
         let work = self.worker.run(move || {
-            let mut slot = instance.lock().unwrap_or_else(|e| e.into_inner());
+            let mut slot = lock(&instance);
             let Some(live) = slot.as_mut() else {
                 return Err(CallError::Unloaded(
                     "its instance trapped earlier in this run".into(),
