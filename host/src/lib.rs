@@ -7,7 +7,7 @@
 //! notes before a model request, input checks, stop verifiers and event
 //! observers.
 //!
-//! Plugins of other agent ecosystems load through [`Adapter`]s, one table
+//! Plugins of other agent ecosystems load through [`Adapter`](adapter::Adapter)s, one table
 //! keyed by engine and ecosystem ([`adapter`]); adapter crates register
 //! theirs with [`PluginHost::builder`].
 //!
@@ -28,7 +28,7 @@
 //!   [`PluginHostBuilder`], [`PluginReport`], [`Refusal`], [`Manifest`], and
 //!   the errors [`HostError`], [`LoadError`], [`CallError`].
 //! - Plugins in Rust, in process: [`NativePlugin`], or [`Plugin`] directly.
-//! - Adapters for other ecosystems: [`Adapter`], [`Candidate`], [`Loaded`],
+//! - Adapters for other ecosystems: [`adapter::Adapter`], [`discovery::Candidate`], [`Loaded`],
 //!   the file grants ([`grants`]), the engines' seams ([`engines`]: a JS
 //!   [`Flavor`](engines::js::Flavor) for JS plugin APIs), [`limits`] and
 //!   [`logging`]. The hook contract is [`contract`].
@@ -91,6 +91,8 @@
 //! running code is interrupted at its deadline. Dylib and Python plugins
 //! are trusted code, not sandboxed: they run with the host's rights.
 
+#![warn(missing_docs)]
+
 mod call;
 pub mod engines;
 mod host;
@@ -103,11 +105,9 @@ pub use call::{codec, logging, worker};
 pub use load::{adapter, discovery, grants, manifest, private_dir, source};
 pub use model::limits;
 
-pub use adapter::{Adapter, Adapters};
 pub use call::error::{CallError, HookError};
 pub use call::plugin::{CallLimits, Plugin, PluginRun};
 pub use call::stats::{HookFigures, PluginFigures, PluginStats};
-pub use discovery::Candidate;
 pub use engines::native::NativePlugin;
 pub use host::plugin_host::{PluginHost, PluginHostBuilder};
 pub use host::report::{PluginReport, Status, CHECK_RUN_ID};

@@ -124,7 +124,7 @@ impl PluginStats {
     /// because its run was cancelled), `error` why it failed, if it did. A
     /// cancelled call is counted, but not as a failure: the run ended, the
     /// plugin did nothing wrong.
-    pub fn record(&self, hook: Hook, latency: Option<Duration>, error: Option<&CallError>) {
+    pub(crate) fn record(&self, hook: Hook, latency: Option<Duration>, error: Option<&CallError>) {
         let counters = self.hooks[hook as usize].get_or_init(HookCounters::new);
         counters.calls.fetch_add(1, Ordering::Relaxed);
         match error {

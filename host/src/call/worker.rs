@@ -13,7 +13,7 @@
 //! while every worker is busy (another run's call, or a parallel tool call)
 //! starts one more, rather than queueing behind a call that may be slow:
 //! one run's slow call never makes another run's call wait, or time out.
-//! At most [`MAX_IDLE`] workers wait for calls; more end when they are done.
+//! At most `MAX_IDLE` workers wait for calls; more end when they are done.
 //!
 //! A call that is abandoned (its deadline passed, its run was cancelled)
 //! retires its worker: code that cannot be interrupted may keep that thread

@@ -143,7 +143,7 @@ impl Adapters {
     /// Load a candidate through the entry for its (engine, ecosystem) pair.
     /// A pair with no entry is refused with [`LoadError::NoAdapter`]; a
     /// plugin the embedded engine finds needs Node is routed
-    /// ([`crate::load::routing`]).
+    /// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
     pub fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
         match self.get(candidate.engine, candidate.ecosystem) {
             Some(adapter) => match adapter.load(candidate, open_grants(candidate)?) {

@@ -479,7 +479,7 @@ fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {
 /// The folder `node_modules` and its packages (`@scope/name` too), not
 /// their files: installing, removing or rebuilding a package changes them,
 /// and may change the engine `engine = "auto"` picks
-/// ([`crate::load::routing`]).
+/// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
 fn collect_packages(node_modules: &Path, out: &mut Fingerprint) {
     out.push(stat(node_modules));
     let Ok(rd) = std::fs::read_dir(node_modules) else {

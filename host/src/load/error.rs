@@ -67,8 +67,8 @@ pub enum LoadError {
         serving: String,
     },
     /// The embedded engine found that the plugin's import graph needs Node
-    /// ([`NodeNeeds`]) and nothing else stops it. [`Adapters::load`](crate::Adapters::load)
-    /// routes it ([`crate::load::routing`]); this error never reaches a report.
+    /// ([`NodeNeeds`]) and nothing else stops it. [`Adapters::load`](crate::adapter::Adapters::load)
+    /// routes it (the Node routing ([`NodeNeeds`](crate::NodeNeeds))); this error never reaches a report.
     #[error("{path}: it needs Node: {needs}")]
     NeedsNode {
         /// The plugin's entry file.

@@ -28,7 +28,7 @@ pub struct Loaded {
     /// The API it was written against, if the engine detected it.
     pub ecosystem: Option<Ecosystem>,
     /// Set when `engine = "auto"` sent it to another engine than its
-    /// file's ([`crate::load::routing`]): which, and why. Engines leave it `None`.
+    /// file's (the Node routing ([`NodeNeeds`](crate::NodeNeeds))): which, and why. Engines leave it `None`.
     pub routed: Option<Routed>,
     /// How the processes it runs in or starts are confined, for a plugin
     /// that has any (the Node engine; `exec` granted); `None` otherwise.

@@ -161,7 +161,7 @@ pub enum EngineChoice {
     /// The engine the entry's extension names; a JavaScript or TypeScript
     /// plugin whose import graph needs what only Node has (a Node built-in
     /// outside the flavor's table, a native addon) runs on Node
-    /// ([`crate::load::routing`]).
+    /// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
     #[default]
     Auto,
     /// The embedded engine only: a plugin that needs Node is refused.

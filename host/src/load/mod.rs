@@ -3,7 +3,7 @@
 //! the Node routing of `engine = "auto"`, the adapter registry every
 //! engine and adapter is reached through, and the registry of the plugins
 //! loaded from a directory, snapshot by snapshot. It names no engine: engines and
-//! adapters come in through [`Adapter`](crate::Adapter).
+//! adapters come in through [`Adapter`](crate::adapter::Adapter).
 
 pub mod adapter;
 pub mod discovery;

@@ -10,7 +10,7 @@
 //! package that is not installed) refuses the plugin whatever it needs, since
 //! Node would not fix it. Only a graph whose one lack is Node comes back as
 //! [`LoadError::NeedsNode`](crate::LoadError::NeedsNode), and
-//! [`Adapters::load`](crate::Adapters::load) routes it:
+//! [`Adapters::load`](crate::adapter::Adapters::load) routes it:
 //! - `engine = "auto"` with Node present: the plugin loads through the
 //!   (node, ecosystem) adapter, and [`Loaded::routed`](crate::Loaded::routed)
 //!   says why;

@@ -4,7 +4,7 @@
 //! A runtime's own checks (cap-std handles in the embedded engine, Node's
 //! permission model) are a first line; the kernel is the layer every
 //! runtime shares. A plugin process runs under a Landlock ruleset made from
-//! its grants ([`kernel`]):
+//! its grants (`kernel`):
 //!
 //! - it may read and execute beneath the system's program folders (`/usr`,
 //!   `/lib`, ...), a few non-secret files of `/etc` (the loader's cache,
@@ -22,7 +22,7 @@
 //!
 //! Its environment is the granted variables and [`BASE_ENV`], never the
 //! host's whole environment. Its life is bound to the host and to its
-//! call ([`life`]): its own process group, killed with the host, and ended
+//! call (`life`): its own process group, killed with the host, and ended
 //! with everything it started.
 //!
 //! Where the kernel has no Landlock (ABI 6, Linux 6.12), a plugin that
