@@ -40,14 +40,14 @@ fn bench(c: &mut Criterion) {
         Found::Refused { reason, .. } => panic!("{reason}"),
     };
     // The first load compiles and fills the cache; the bench measures the rest.
-    yohost::engines::load(&yohost::Adapters::default(), &candidate).unwrap();
+    yohost::engines::load(&yohost::adapter::Adapters::default(), &candidate).unwrap();
     let mut group = c.benchmark_group("load");
     group
         .sample_size(30)
         .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
     group.bench_function("wasm-redactor (cached)", |b| {
-        b.iter(|| yohost::engines::load(&yohost::Adapters::default(), &candidate).unwrap())
+        b.iter(|| yohost::engines::load(&yohost::adapter::Adapters::default(), &candidate).unwrap())
     });
     group.finish();
 }

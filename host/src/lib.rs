@@ -7,7 +7,7 @@
 //! notes before a model request, input checks, stop verifiers and event
 //! observers.
 //!
-//! Plugins of other agent ecosystems load through [`Adapter`]s, one table
+//! Plugins of other agent ecosystems load through [`Adapter`](adapter::Adapter)s, one table
 //! keyed by engine and ecosystem ([`adapter`]); adapter crates register
 //! theirs with [`PluginHost::builder`].
 //!
@@ -28,7 +28,7 @@
 //!   [`PluginHostBuilder`], [`PluginReport`], [`Refusal`], [`Manifest`], and
 //!   the errors [`HostError`], [`LoadError`], [`CallError`].
 //! - Plugins in Rust, in process: [`NativePlugin`], or [`Plugin`] directly.
-//! - Adapters for other ecosystems: [`Adapter`], [`Candidate`], [`Loaded`],
+//! - Adapters for other ecosystems: [`adapter::Adapter`], [`discovery::Candidate`], [`Loaded`],
 //!   the file grants ([`grants`]), the engines' seams ([`engines`]: a JS
 //!   [`Flavor`](engines::js::Flavor) for JS plugin APIs), [`limits`] and
 //!   [`logging`]. The hook contract is [`contract`].
@@ -91,47 +91,32 @@
 //! running code is interrupted at its deadline. Dylib and Python plugins
 //! are trusted code, not sandboxed: they run with the host's rights.
 
-pub mod adapter;
-pub(crate) mod arguments;
-pub mod codec;
-mod convert;
-pub mod discovery;
-pub mod engines;
-mod error;
-mod extension;
-pub mod grants;
-mod handoff;
-mod host;
-mod invoke;
-pub mod limits;
-pub mod logging;
-pub mod manifest;
-mod native;
-pub mod plugin;
-pub mod private_dir;
-mod registry;
-mod report;
-pub mod routing;
-pub(crate) mod runset;
-pub mod sandbox;
-mod session;
-pub mod source;
-pub mod stats;
-mod terminate;
-pub(crate) mod tool;
-mod unloads;
-pub mod worker;
+#![warn(missing_docs)]
 
-pub use adapter::{Adapter, Adapters};
-pub use discovery::Candidate;
-pub use error::{CallError, HookError, HostError, LoadError};
-pub use extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};
-pub use host::{PluginHost, PluginHostBuilder};
-pub use invoke::call_hook;
-pub use manifest::{Ecosystem, Manifest, Mode};
-pub use native::NativePlugin;
-pub use plugin::{CallLimits, EngineKind, Loaded, LoadedPlugin, Plugin, PluginRun};
-pub use registry::{Refusal, Snapshot};
-pub use report::{PluginReport, Status, CHECK_RUN_ID};
-pub use stats::{HookFigures, PluginFigures, PluginStats};
+mod call;
+pub mod engines;
+mod host;
+mod load;
+mod model;
+mod run;
+pub mod sandbox;
+
+pub use call::{codec, logging, worker};
+pub use load::{adapter, discovery, grants, manifest, private_dir, source};
+pub use model::limits;
+
+pub use call::error::{CallError, HookError};
+pub use call::plugin::{CallLimits, Plugin, PluginRun};
+pub use call::stats::{HookFigures, PluginFigures, PluginStats};
+pub use engines::native::NativePlugin;
+pub use host::plugin_host::{PluginHost, PluginHostBuilder};
+pub use host::report::{PluginReport, Status, CHECK_RUN_ID};
+pub use load::error::{HostError, LoadError};
+pub use load::loaded::{Loaded, LoadedPlugin};
+pub use load::registry::{Refusal, Snapshot};
+pub use load::routing::{NodeNeed, NodeNeeds, Routed};
+pub use manifest::Manifest;
+pub use model::{Confinement, Ecosystem, EngineKind, Mode};
+pub use run::extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};
+pub use run::invoke::call_hook;
 pub use yohost_contract as contract;

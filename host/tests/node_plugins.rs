@@ -634,7 +634,7 @@ export default function (pi: ExtensionAPI) {
 }
 
 /// The Node engine's own `Candidate` for single file `name` of `dir`.
-fn single_file_on_node(dir: &Path, name: &str) -> yohost::Candidate {
+fn single_file_on_node(dir: &Path, name: &str) -> yohost::discovery::Candidate {
     let found = yohost::discovery::scan(dir).unwrap();
     let mut candidate = found
         .into_iter()

@@ -32,9 +32,11 @@ pub mod tool_defs;
 pub use schema::{SchemaError, MAX_SCHEMA_BYTES, MAX_TOOLS};
 
 use std::sync::Arc;
+use yohost::adapter::Adapter;
+use yohost::discovery::Candidate;
 use yohost::grants::Grants;
-use yohost::manifest::Ecosystem;
-use yohost::{Adapter, Candidate, EngineKind, LoadError, Loaded};
+use yohost::Ecosystem;
+use yohost::{EngineKind, LoadError, Loaded};
 
 /// Loads rutis-agent tool libraries: the (dylib, rutis-agent) entry of
 /// yohost's adapter table.

@@ -13,9 +13,10 @@ use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::sync::Arc;
 use yohost::contract::{Hook, HookCall, HookReply, RunInfo, ToolSpec};
-use yohost::manifest::Ecosystem;
+use yohost::discovery::Candidate;
 use yohost::worker::WorkerSlot;
-use yohost::{CallError, CallLimits, Candidate, LoadError, Loaded, Plugin, PluginRun};
+use yohost::Ecosystem;
+use yohost::{CallError, CallLimits, LoadError, Loaded, Plugin, PluginRun};
 
 /// The longest name `rutis_plugin_name` may return, in bytes.
 const MAX_NAME_BYTES: usize = 256;

@@ -34,8 +34,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tokio::task::AbortHandle;
 use yohost::contract::{Hook, HookCall, HookReply, RunInfo, ToolReply, ToolSpec};
-use yohost::manifest::{Ecosystem, Manifest};
 use yohost::{CallError, CallLimits, EngineKind, LoadedPlugin, Plugin, PluginRun};
+use yohost::{Ecosystem, Manifest};
 
 /// A runner: rutis-agent's `ToolDef::run`.
 pub type Runner =

@@ -121,7 +121,7 @@ pub fn cold_load_group(c: &mut Criterion, dir: &Path, name: &str, samples: usize
         .measurement_time(std::time::Duration::from_secs(seconds))
         .warm_up_time(std::time::Duration::from_secs(1));
     group.bench_function(format!("{name} (cold)"), |b| {
-        b.iter(|| yohost::engines::load(&yohost::Adapters::default(), &candidate).unwrap())
+        b.iter(|| yohost::engines::load(&yohost::adapter::Adapters::default(), &candidate).unwrap())
     });
     group.finish();
 }

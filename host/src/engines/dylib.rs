@@ -4,18 +4,21 @@
 //! a name that is the SHA-256 of its bytes, before it is opened: the dynamic
 //! loader caches libraries by path, so a changed file at the same path loads
 //! as new code, and a file planted under that name is never loaded. Calls run on a worker
-//! thread of the plugin's own ([`crate::worker`]); a hook past its deadline
+//! thread of the plugin's own ([`crate::call::worker`]); a hook past its deadline
 //! is abandoned and its worker retired (native code cannot be interrupted;
 //! dylib plugins are trusted code, not sandboxed).
 
-use crate::codec::{decode_msgpack_reply, encode_msgpack_args};
-use crate::discovery::Candidate;
-use crate::error::{CallError, LoadError};
-use crate::limits::MAX_LIBRARY_BYTES;
-use crate::logging::{plugin_log, LogLevel};
-use crate::plugin::{CallLimits, Loaded, Plugin, PluginRun};
-use crate::worker::WorkerSlot;
-use crate::{private_dir, source};
+use crate::call::codec::{decode_msgpack_reply, encode_msgpack_args};
+use crate::call::error::CallError;
+use crate::call::logging::{plugin_log, LogLevel};
+use crate::call::plugin::{CallLimits, Plugin, PluginRun};
+use crate::call::worker::WorkerSlot;
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::loaded::Loaded;
+use crate::load::{private_dir, source};
+use crate::model::limits::MAX_LIBRARY_BYTES;
+use crate::model::sync::lock;
 use libloading::Library;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -101,7 +104,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
 }
 
 /// Copy the library into the private folder `dylib` (see
-/// [`crate::private_dir`]) as `<sha256>.<ext>`, and return the copy's path.
+/// [`crate::load::private_dir`]) as `<sha256>.<ext>`, and return the copy's path.
 /// Every native library the host or an adapter opens goes through this copy,
 /// so a changed file at the same path loads as new code.
 ///
@@ -177,11 +180,7 @@ fn identity(_path: &Path) -> Option<Identity> {
 /// since: then its bytes need not be read and hashed again for each plugin
 /// that loads the same library.
 fn verified(copy: &Path) -> bool {
-    let known = VERIFIED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|v| v.get(copy).copied());
+    let known = lock(&VERIFIED).as_ref().and_then(|v| v.get(copy).copied());
     known.is_some_and(|known| identity(copy) == Some(known))
 }
 
@@ -190,9 +189,7 @@ fn verified(copy: &Path) -> bool {
 fn remember_verified(copy: &Path, before: Option<Identity>) {
     let Some(before) = before else { return };
     if identity(copy) == Some(before) {
-        VERIFIED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&VERIFIED)
             .get_or_insert_with(Default::default)
             .insert(copy.to_path_buf(), before);
     }

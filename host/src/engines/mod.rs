@@ -13,16 +13,19 @@
 //! (Wasm, JavaScript) use the opened grants; dylib and Python plugins are
 //! trusted code and use the file system directly.
 
-use crate::adapter::{Adapter, Adapters};
-use crate::discovery::Candidate;
-use crate::error::LoadError;
-use crate::grants::Grants;
-use crate::manifest::Ecosystem;
-use crate::plugin::{EngineKind, Loaded};
+use crate::load::adapter::{Adapter, Adapters};
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::grants::Grants;
+use crate::load::loaded::Loaded;
+use crate::model::Ecosystem;
+use crate::model::EngineKind;
+use std::sync::Arc;
 
 pub mod dylib;
 #[cfg(feature = "js")]
 pub mod js;
+pub(crate) mod native;
 #[cfg(feature = "js")]
 pub mod node;
 #[cfg(feature = "python")]
@@ -36,6 +39,24 @@ pub fn load(adapters: &Adapters, candidate: &Candidate) -> Result<Loaded, LoadEr
     adapters.load(candidate)
 }
 
+impl Default for Adapters {
+    /// The built-in set: yohost's own plugins on every engine. Foreign
+    /// ecosystems come from adapter crates.
+    fn default() -> Self {
+        let mut adapters = Adapters::empty();
+        for engine in [
+            EngineKind::Dylib,
+            EngineKind::Wasm,
+            EngineKind::Js,
+            EngineKind::Python,
+            EngineKind::Node,
+        ] {
+            adapters.register(Arc::new(Own(engine)));
+        }
+        adapters
+    }
+}
+
 /// The table entry for yohost's own plugins on one engine.
 pub(crate) struct Own(pub(crate) EngineKind);
 
@@ -46,6 +67,20 @@ impl Adapter for Own {
 
     fn ecosystem(&self) -> Ecosystem {
         Ecosystem::Yohost
+    }
+
+    fn available(&self) -> Result<(), String> {
+        match self.0 {
+            #[cfg(feature = "js")]
+            EngineKind::Node => node::node()
+                .map(|_| ())
+                .map_err(|missing| missing.to_string()),
+            #[cfg(not(feature = "js"))]
+            EngineKind::Node => Err(
+                "this host was built without the `js` feature, which runs the Node engine".into(),
+            ),
+            _ => Ok(()),
+        }
     }
 
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
@@ -80,14 +115,6 @@ impl Adapter for Own {
             }
         }
     }
-}
-
-/// Lock `m`, taking its value even if a thread panicked while holding it:
-/// the engines' one poisoning policy (what they guard stays usable, and a
-/// panic elsewhere never takes a plugin down with it).
-#[cfg_attr(not(feature = "js"), allow(dead_code))]
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[allow(dead_code)] // used only when an engine's feature is off

@@ -2,7 +2,7 @@
 //! write, execute, connect to and signal.
 
 use super::TcpAccess;
-use crate::grants::Access;
+use crate::load::grants::Access;
 use landlock::{
     Access as _, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, Scope, ABI,

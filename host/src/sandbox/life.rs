@@ -13,6 +13,7 @@
 //! - Ending stops the tree first (`SIGSTOP`, so nothing forks while it is
 //!   gathered), then kills it and the process group.
 
+use crate::model::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -41,10 +42,7 @@ pub(super) fn spawn(command: Command) -> io::Result<PluginProcess> {
         Mutex::new(jobs)
     });
     let (reply, answer) = mpsc::sync_channel(1);
-    let sent = spawner
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .send((command, reply));
+    let sent = lock(spawner).send((command, reply));
     sent.map_err(|_| io::Error::other("the thread that starts plugin processes is gone"))?;
     let child = answer
         .recv()

@@ -4,7 +4,7 @@
 //! A runtime's own checks (cap-std handles in the embedded engine, Node's
 //! permission model) are a first line; the kernel is the layer every
 //! runtime shares. A plugin process runs under a Landlock ruleset made from
-//! its grants ([`kernel`]):
+//! its grants (`kernel`):
 //!
 //! - it may read and execute beneath the system's program folders (`/usr`,
 //!   `/lib`, ...), a few non-secret files of `/etc` (the loader's cache,
@@ -22,7 +22,7 @@
 //!
 //! Its environment is the granted variables and [`BASE_ENV`], never the
 //! host's whole environment. Its life is bound to the host and to its
-//! call ([`life`]): its own process group, killed with the host, and ended
+//! call (`life`): its own process group, killed with the host, and ended
 //! with everything it started.
 //!
 //! Where the kernel has no Landlock (ABI 6, Linux 6.12), a plugin that
@@ -36,9 +36,10 @@ mod life;
 
 pub use life::PluginProcess;
 
-use crate::discovery::Candidate;
-use crate::grants::{Access, Grants};
-use crate::manifest::Network;
+use crate::load::discovery::Candidate;
+use crate::load::grants::{Access, Grants};
+use crate::load::manifest::Network;
+use crate::model::Confinement;
 use std::ffi::OsStr;
 use std::io;
 use std::path::PathBuf;
@@ -72,15 +73,6 @@ pub enum TcpAccess {
     Ports(Vec<u16>),
 }
 
-/// Whether the kernel confines the plugin's processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Confinement {
-    /// Under the Landlock ruleset made from its grants.
-    Kernel,
-    /// Without it: the kernel has none, and the manifest allowed this.
-    Unconfined,
-}
-
 /// How a plugin's processes run, given what the kernel `supports` and
 /// whether its manifest allows them to run `unconfined`: confined where the
 /// kernel can; else unconfined only when allowed (with a warning), else
@@ -99,16 +91,6 @@ fn confinement(
         Err(why) => Err(format!(
             "{why}; setting `unconfined = true` under [capabilities] in its plugin.toml would run its processes without the kernel sandbox"
         )),
-    }
-}
-
-impl Confinement {
-    /// How `yohost check` names it: `kernel sandbox` or `unconfined`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confinement::Kernel => "kernel sandbox",
-            Confinement::Unconfined => "unconfined",
-        }
     }
 }
 

@@ -15,7 +15,7 @@
 //! `{"error": message}`.
 
 use super::services::ExecBounds;
-use crate::manifest::Network;
+use crate::load::manifest::Network;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};

@@ -8,13 +8,14 @@
 //! Node's bootstrap both include it.
 
 use super::{Flavor, YOHOST};
-use crate::discovery::Candidate;
-use crate::error::LoadError;
-use crate::grants::Grants;
-use crate::logging::{plugin_log, LogLevel};
-use crate::manifest::Capabilities;
-use crate::plugin::{Loaded, Plugin};
-use crate::sandbox::Confinement;
+use crate::call::logging::{plugin_log, LogLevel};
+use crate::call::plugin::Plugin;
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::grants::Grants;
+use crate::load::loaded::Loaded;
+use crate::load::manifest::Capabilities;
+use crate::model::Confinement;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

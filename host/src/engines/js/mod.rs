@@ -44,11 +44,11 @@ pub(crate) mod services;
 pub(crate) mod transpile;
 pub mod watch;
 
-use crate::discovery::Candidate;
-use crate::error::LoadError;
-use crate::grants::Grants;
-use crate::manifest::Network;
-use crate::plugin::Loaded;
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::grants::Grants;
+use crate::load::loaded::Loaded;
+use crate::load::manifest::Network;
 use crate::sandbox::ProcessSandbox;
 use modules::{add_flavor, gather, Builtin, GatherError};
 use runtime::{Program, Sandbox};

@@ -16,7 +16,7 @@
 //! What only Node has (a Node built-in outside the flavor's table, or names
 //! a flavor's Node module lacks, or an npm package with a native addon)
 //! does not stop the walk: it is collected, and a graph whose only lack is
-//! Node ends as `GatherError::NeedsNode`, which [`crate::routing`] sends
+//! Node ends as `GatherError::NeedsNode`, which [`crate::load::routing`] sends
 //! to Node. Any other refusal wins over it.
 
 use super::commonjs::{self, Required};
@@ -24,9 +24,9 @@ use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
-use crate::engines::lock;
-use crate::grants::{lexical, Confined};
-use crate::routing::{NodeNeed, NodeNeeds};
+use crate::load::grants::{lexical, Confined};
+use crate::load::routing::{NodeNeed, NodeNeeds};
+use crate::model::sync::lock;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -133,7 +133,7 @@ pub(crate) enum GatherError {
 
 /// Walk the import graph from `entry`, within `base_dir`: every file it
 /// imports or requires must resolve inside one of `own` (the plugin's own
-/// paths, resolved: [`Candidate::own_paths`](crate::discovery::Candidate::own_paths)).
+/// paths, resolved: [`Candidate::own_paths`](crate::load::discovery::Candidate::own_paths)).
 pub(crate) fn gather(
     base_dir: &Path,
     own: &[PathBuf],
@@ -294,7 +294,8 @@ fn native_evidence(folder: &Path) -> Option<String> {
     if folder.join("binding.gyp").is_file() {
         return Some("binding.gyp".into());
     }
-    let manifest = crate::source::read_text(&folder.join("package.json"), MAX_SOURCE_BYTES).ok();
+    let manifest =
+        crate::load::source::read_text(&folder.join("package.json"), MAX_SOURCE_BYTES).ok();
     let gypfile = manifest
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .is_some_and(|p| p.get("gypfile") == Some(&serde_json::Value::Bool(true)));
@@ -550,7 +551,7 @@ fn read_source(folder: &Confined, base_dir: &Path, file: &Path) -> Result<String
         Err(_) => {
             let parent = file.parent().unwrap_or(Path::new("/"));
             Confined::open(parent)
-                .map_err(|source| crate::grants::FileError::Io {
+                .map_err(|source| crate::load::grants::FileError::Io {
                     path: parent.to_path_buf(),
                     source,
                 })

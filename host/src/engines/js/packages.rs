@@ -12,9 +12,9 @@
 //! resolved; Node's built-in modules (`fs`, `node:crypto`, ...) are never
 //! resolved here: a plugin gets only the built-ins its flavor provides.
 
-use crate::engines::lock;
-use crate::limits::MAX_SOURCE_BYTES;
-use crate::source::{read_bytes, read_text, ReadError};
+use crate::load::source::{read_bytes, read_text, ReadError};
+use crate::model::limits::MAX_SOURCE_BYTES;
+use crate::model::sync::lock;
 use oxc_resolver::{FileMetadata, FileSystem, FileSystemOs, ResolveError, ResolveOptions};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 //! runs, as a long-lived process's would be. A run only carries the handle.
 
 use super::runtime::Instance;
-use crate::error::CallError;
-use crate::plugin::{CallLimits, Plugin, PluginRun};
+use crate::call::error::CallError;
+use crate::call::plugin::{CallLimits, Plugin, PluginRun};
 use std::sync::Arc;
 use yohost_contract::{HookCall, HookReply, RunInfo};
 

@@ -1,6 +1,6 @@
 //! The host's services a flavor may offer its plugins: files within the
 //! directories the manifest grants (through the host's one file-grants
-//! module, [`crate::grants`]), processes when it grants
+//! module, [`crate::load::grants`]), processes when it grants
 //! `capabilities.exec`, and HTTP requests ([`super::fetch`]) to the hosts
 //! `capabilities.network` grants.
 //!
@@ -19,10 +19,10 @@
 //! run is cancelled, or when the plugin is dropped.
 
 use super::watch::{WatchError, Watches};
-use crate::engines::lock;
-use crate::grants::{Access, FileError, Grants, WriteMode};
-use crate::limits::MAX_REPLY_BYTES;
-use crate::manifest::Network;
+use crate::load::grants::{Access, FileError, Grants, WriteMode};
+use crate::load::manifest::Network;
+use crate::model::limits::MAX_REPLY_BYTES;
+use crate::model::sync::lock;
 use crate::sandbox::ProcessSandbox;
 use base64::Engine as _;
 use serde_json::{json, Value};
@@ -469,7 +469,7 @@ mod tests {
 
     /// A process sandbox that may write `dir`.
     fn writing(dir: &Path) -> ProcessSandbox {
-        let capabilities = crate::manifest::Capabilities {
+        let capabilities = crate::load::manifest::Capabilities {
             write: vec![dir.to_path_buf()],
             ..Default::default()
         };

@@ -2,7 +2,7 @@
 //! `notify`.
 //!
 //! - A watch is on a path that exists inside the plugin's grants, by the
-//!   path it resolves to ([`crate::grants::Grants::real_path`]): a symlink
+//!   path it resolves to ([`crate::load::grants::Grants::real_path`]): a symlink
 //!   that leads out of a grant is refused as a read of it is.
 //! - An event is kept only when the folder it happened in resolves inside
 //!   the watched path, and a folder watched recursively does not follow
@@ -35,8 +35,8 @@
 //! before its hook runs. Listeners so run within a call's deadline, and
 //! their log lines carry its run.
 
-use crate::engines::lock;
-use crate::grants::FileError;
+use crate::load::grants::FileError;
+use crate::model::sync::lock;
 use notify::event::{ModifyKind, RenameMode};
 use notify::{Config, Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use std::cell::{Cell, RefCell};
@@ -331,7 +331,7 @@ impl Watches {
     }
 
     /// Watch `root` (resolved, inside a grant: see
-    /// [`crate::grants::Grants::real_path`]); a folder with what is below
+    /// [`crate::load::grants::Grants::real_path`]); a folder with what is below
     /// it when `recursive`. Returns the watch's id.
     pub fn start(&self, root: PathBuf, recursive: bool) -> Result<u64, WatchError> {
         if self.active.borrow().len() >= MAX_WATCHES {

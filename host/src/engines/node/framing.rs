@@ -3,11 +3,11 @@
 //! before its body is read, so a process cannot make the host buffer more
 //! than a reply's worth.
 
-use crate::limits::MAX_REPLY_BYTES;
+use crate::model::limits::MAX_REPLY_BYTES;
 use std::io::{Read, Write};
 
 /// Room for a frame's envelope around a reply of
-/// [`crate::limits::MAX_REPLY_BYTES`] (the bootstrap
+/// [`crate::model::limits::MAX_REPLY_BYTES`] (the bootstrap
 /// reports a larger reply as too large instead of sending it).
 pub const FRAME_OVERHEAD: usize = 1024;
 

@@ -34,10 +34,10 @@ pub(crate) mod process;
 pub(crate) mod protocol;
 
 use super::js::{glue, Flavor};
-use crate::discovery::Candidate;
-use crate::error::LoadError;
-use crate::grants::{Access, Grants};
-use crate::plugin::Loaded;
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::grants::{Access, Grants};
+use crate::load::loaded::Loaded;
 use crate::sandbox::ProcessSandbox;
 use process::{Launch, Process, StartError};
 use protocol::{FlavorSources, ServiceSettings, ToNode};
@@ -306,8 +306,8 @@ fn launch(
         flavor: &sources,
         services: services.as_ref(),
         dry_run: candidate.dry_run,
-        log_limit: crate::limits::MAX_LOG_BYTES,
-        reply_limit: crate::limits::MAX_REPLY_BYTES,
+        log_limit: crate::model::limits::MAX_LOG_BYTES,
+        reply_limit: crate::model::limits::MAX_REPLY_BYTES,
     }
     .to_bytes();
     Ok(Launch {

@@ -10,9 +10,9 @@
 //! flight on the old one keep their own deadlines.
 
 use super::process::{Launch, Process};
-use crate::engines::lock;
-use crate::error::CallError;
-use crate::plugin::{CallLimits, Plugin, PluginRun};
+use crate::call::error::CallError;
+use crate::call::plugin::{CallLimits, Plugin, PluginRun};
+use crate::model::sync::lock;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 use yohost_contract::{HookCall, HookReply, RunInfo};

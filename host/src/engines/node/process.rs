@@ -27,16 +27,16 @@
 
 use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 use super::protocol::{FromNode, ToNode};
-use crate::codec::{decode_json_reply, encode_json_args};
+use crate::call::codec::{decode_json_reply, encode_json_args};
+use crate::call::error::CallError;
+use crate::call::plugin::CallLimits;
+use crate::call::unloads::Unload;
 use crate::engines::js::glue::{log_line, Caller, Shaped};
 use crate::engines::js::transpile::transpile;
-use crate::engines::lock;
-use crate::error::CallError;
-use crate::limits::MAX_SOURCE_BYTES;
-use crate::plugin::CallLimits;
+use crate::load::source::read_text;
+use crate::model::limits::MAX_SOURCE_BYTES;
+use crate::model::sync::lock;
 use crate::sandbox::{PluginProcess, ProcessSandbox};
-use crate::source::read_text;
-use crate::unloads::Unload;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -283,7 +283,7 @@ impl Process {
             limits: &limits,
             answered: false,
         };
-        let replied = crate::handoff::Wait::Spin.reply(answer).await;
+        let replied = crate::call::handoff::Wait::Spin.reply(answer).await;
         waiting.answered = true;
         replied.unwrap_or_else(|| {
             Err(CallError::Crashed(
@@ -306,7 +306,7 @@ impl Drop for Process {
         // Dropping the host waits for this, so that a program that ends
         // leaves no process of a plugin behind.
         let (unload, ending) = Unload::start();
-        crate::unloads::started(unload, Instant::now() + UNLOAD_GRACE * 2);
+        crate::call::unloads::started(unload, Instant::now() + UNLOAD_GRACE * 2);
         let reaper = spawn_thread("node-unload", move || {
             let _ending = ending;
             let deadline = Instant::now() + UNLOAD_GRACE;
@@ -585,14 +585,14 @@ pub const STDERR_BYTES_PER_SECOND: u64 = 64 * 1024;
 /// What [`read_stderr`] hands on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stderr<'a> {
-    /// A line, cut at [`crate::limits::MAX_LOG_BYTES`].
+    /// A line, cut at [`crate::model::limits::MAX_LOG_BYTES`].
     Line(&'a str),
     /// This many lines were dropped (over the bound of a second).
     Dropped(u64),
 }
 
 /// Read `input` to its end, handing on its lines, each cut at
-/// [`crate::limits::MAX_LOG_BYTES`], and at most
+/// [`crate::model::limits::MAX_LOG_BYTES`], and at most
 /// [`STDERR_LINES_PER_SECOND`] lines and [`STDERR_BYTES_PER_SECOND`] bytes
 /// in a second (by `now`); a count of the lines dropped is handed on when
 /// the next second begins and at the end. It reads by bytes into a buffer
@@ -602,7 +602,7 @@ fn read_stderr(
     now: impl Fn() -> Instant,
     mut out: impl FnMut(Stderr<'_>),
 ) {
-    use crate::limits::{cut_log_message, MAX_LOG_BYTES};
+    use crate::model::limits::{cut_log_message, MAX_LOG_BYTES};
     let mut chunk = vec![0u8; 8 * 1024];
     // The line being read, up to MAX_LOG_BYTES; `cut`: its rest is skipped.
     let mut line: Vec<u8> = Vec::with_capacity(1024);
@@ -700,7 +700,7 @@ fn aborted(_status: &std::process::ExitStatus) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::limits::MAX_LOG_BYTES;
+    use crate::model::limits::MAX_LOG_BYTES;
 
     /// `left` bytes of `byte`, made as they are read.
     struct Endless {

@@ -71,7 +71,7 @@ pub enum ToNode<'a> {
         id: u64,
         /// The hook's contract name.
         hook: &'a str,
-        /// Its argument, as JSON text ([`encode_json_args`](crate::codec::encode_json_args)).
+        /// Its argument, as JSON text ([`encode_json_args`](crate::call::codec::encode_json_args)).
         args: &'a RawValue,
         /// The run it belongs to.
         run_id: &'a str,

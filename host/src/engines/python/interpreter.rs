@@ -8,7 +8,7 @@
 //! named by `VIRTUAL_ENV` *at that moment* go on `sys.path` ahead of the
 //! interpreter's own site-packages.
 
-use crate::logging::{plugin_log, LogLevel};
+use crate::call::logging::{plugin_log, LogLevel};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyModule;

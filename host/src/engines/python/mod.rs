@@ -71,9 +71,9 @@ mod plugin;
 mod wedge;
 mod workers;
 
-use crate::discovery::Candidate;
-use crate::error::LoadError;
-use crate::plugin::Loaded;
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::loaded::Loaded;
 use pyo3::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -6,9 +6,9 @@
 
 use super::wedge::{Task, Work};
 use super::workers::{self, Ticket, Unavailable};
-use crate::codec::{decode_json_reply, encode_json_args};
-use crate::error::CallError;
-use crate::plugin::{CallLimits, Plugin, PluginRun};
+use crate::call::codec::{decode_json_reply, encode_json_args};
+use crate::call::error::CallError;
+use crate::call::plugin::{CallLimits, Plugin, PluginRun};
 use pyo3::prelude::*;
 use std::sync::Arc;
 use std::time::Instant;

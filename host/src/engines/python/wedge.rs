@@ -15,6 +15,7 @@
 //! once instead of queueing threads behind the GIL. The state is live: when
 //! the holder lets go, the waits end and Python work is accepted again.
 
+use crate::model::sync::lock;
 use pyo3::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -185,10 +186,6 @@ fn wedged_at(now: u64) -> Option<Wedged> {
 fn now() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_nanos() as u64 + 1
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -25,7 +25,8 @@
 
 use super::interpreter::host_module;
 use super::wedge::{self, Task, Waiter, Wedged};
-use crate::handoff::{Handoff, Pace, Wait};
+use crate::call::handoff::{Handoff, Pace, Wait};
+use crate::model::sync::lock;
 use pyo3::prelude::*;
 use std::os::raw::c_long;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -272,8 +273,4 @@ fn raise_interrupted(py: Python<'_>, state: &WorkerState, job: u64) {
     let ident = state.ident.load(Ordering::SeqCst);
     // SAFETY: the GIL is held and `interrupted` is a live exception class.
     unsafe { pyo3::ffi::PyThreadState_SetAsyncExc(ident as c_long, interrupted.as_ptr()) };
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -11,9 +11,9 @@
 use self::yohost::plugin::host::{Host, LogLevel as WitLevel};
 use self::yohost::plugin::types as wit;
 use super::sandbox::State;
-use crate::codec::check_size;
-use crate::error::CallError;
-use crate::logging::{plugin_log, LogLevel};
+use crate::call::codec::check_size;
+use crate::call::error::CallError;
+use crate::call::logging::{plugin_log, LogLevel};
 use serde_json::{json, Map, Value};
 use wasmtime::Store;
 use yohost_contract::{ContentBlock, Hook, HookCall, HookReply, ReplyError, RunInfo};
@@ -172,7 +172,7 @@ pub(super) fn invoke(
 }
 
 /// Check a guest's reply to `call`: JSON text must parse, sizes must be
-/// within [`MAX_REPLY_BYTES`](crate::limits::MAX_REPLY_BYTES), and the
+/// within [`MAX_REPLY_BYTES`](crate::model::limits::MAX_REPLY_BYTES), and the
 /// shape must satisfy the contract's parser.
 pub(super) fn reply(call: &HookCall, reply: WitReply) -> Result<HookReply, CallError> {
     let hook = call.hook();

@@ -5,7 +5,7 @@
 //! wasmtime's [`precompile_compatibility_hash`](Engine::precompile_compatibility_hash),
 //! so a changed component or another wasmtime build never reads a stale one.
 //! Artifacts are only read from the private folder `wasm` of
-//! [`crate::private_dir`] (wasmtime must only deserialize bytes it produced
+//! [`crate::load::private_dir`] (wasmtime must only deserialize bytes it produced
 //! itself). When that folder cannot be used, components are compiled in
 //! memory each time, with a warning.
 
@@ -23,7 +23,7 @@ pub(super) fn compile(engine: &Engine, wasm: &[u8]) -> Result<Component, String>
     };
     if artifact.is_file() {
         // SAFETY: the artifact lies in a private folder (see
-        // `crate::private_dir`) and was written by `precompile_component` below;
+        // `crate::load::private_dir`) and was written by `precompile_component` below;
         // wasmtime checks its version and configuration before using it.
         match unsafe { Component::deserialize_file(engine, &artifact) } {
             Ok(component) => return Ok(component),
@@ -53,9 +53,9 @@ pub(super) fn artifact_path(engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
     Some(cache_dir()?.join(format!("{hex}-{:016x}.cwasm", compat.finish())))
 }
 
-/// The private cache folder, if it can be used (see [`crate::private_dir`]).
+/// The private cache folder, if it can be used (see [`crate::load::private_dir`]).
 fn cache_dir() -> Option<PathBuf> {
-    crate::private_dir::cache_folder("wasm")
+    crate::load::private_dir::cache_folder("wasm")
         .map_err(|e| tracing::warn!("compiled components are not cached: {e}"))
         .ok()
 }

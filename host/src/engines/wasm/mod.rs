@@ -19,7 +19,7 @@
 //!   deadline the host gives it is interrupted by an epoch deadline, and so
 //!   is a call whose run is cancelled.
 //! - **Threads.** Calls are synchronous wasmtime calls on the plugin's
-//!   worker threads ([`crate::worker`]), so a guest that spins never holds
+//!   worker threads ([`crate::call::worker`]), so a guest that spins never holds
 //!   an async worker; the epoch deadline bounds how long it holds its
 //!   thread, and calls of other runs take another worker meanwhile.
 
@@ -28,10 +28,13 @@ pub mod cache;
 pub mod runtime;
 pub mod sandbox;
 
-use crate::discovery::Candidate;
-use crate::error::{CallError, LoadError};
-use crate::plugin::{CallLimits, Loaded, Plugin, PluginRun};
-use crate::worker::WorkerSlot;
+use crate::call::error::CallError;
+use crate::call::plugin::{CallLimits, Plugin, PluginRun};
+use crate::call::worker::WorkerSlot;
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::loaded::Loaded;
+use crate::model::sync::lock;
 use bindings::{Guest, PluginPre};
 use sandbox::{Grants, Interrupted, State};
 use std::collections::BTreeSet;
@@ -46,7 +49,10 @@ pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Load a Wasm component plugin, whose file grants the caller opened
 /// (`files`).
-pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Loaded, LoadError> {
+pub fn load(
+    candidate: &Candidate,
+    files: &crate::load::grants::Grants,
+) -> Result<Loaded, LoadError> {
     let path = &candidate.entry;
     let invalid = |message: String| LoadError::Invalid {
         path: path.clone(),
@@ -55,7 +61,7 @@ pub fn load(candidate: &Candidate, files: &crate::grants::Grants) -> Result<Load
     let runtime = runtime::runtime().map_err(invalid)?;
     // Read as every plugin file is: a regular file, without blocking, at
     // most the size a library may have.
-    let wasm = crate::source::read_bytes(path, crate::limits::MAX_LIBRARY_BYTES)
+    let wasm = crate::load::source::read_bytes(path, crate::model::limits::MAX_LIBRARY_BYTES)
         .map_err(|e| invalid(format!("cannot read the component: {e}")))?;
     if wasm.get(..8) == Some(b"\0asm\x01\0\0\0") {
         return Err(invalid(
@@ -292,7 +298,7 @@ impl PluginRun for WasmRun {
     async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
         let instance = Arc::clone(&self.instance);
         let work = self.worker.run(move || {
-            let mut slot = instance.lock().unwrap_or_else(|e| e.into_inner());
+            let mut slot = lock(&instance);
             let Some(live) = slot.as_mut() else {
                 return Err(CallError::Unloaded(
                     "its instance trapped earlier in this run".into(),

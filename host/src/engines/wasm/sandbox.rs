@@ -3,15 +3,15 @@
 //! of its store.
 //!
 //! Granted: the directories in `read` (read-only) and `write` (read-write),
-//! as the host's [file grants](crate::grants) opened them at load, preopened
+//! as the host's [file grants](crate::load::grants) opened them at load, preopened
 //! under the path as written in the manifest; the environment variables in
 //! `env` (their values at load); the network only with `network = true`.
 //! Never granted: any other file, variable or address, the wall clock (it
 //! reads as 1970-01-01), stdin. Stdout and stderr are discarded: plugins log
 //! through the `host` import.
 
-use crate::discovery::Candidate;
-use crate::grants::Access;
+use crate::load::discovery::Candidate;
+use crate::load::grants::Access;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -38,7 +38,7 @@ pub(super) struct Grants {
 impl Grants {
     /// The sandbox of `candidate`, with the directories of its file
     /// `grants` (already opened, so each one exists).
-    pub fn of(candidate: &Candidate, grants: &crate::grants::Grants) -> Grants {
+    pub fn of(candidate: &Candidate, grants: &crate::load::grants::Grants) -> Grants {
         let caps = &candidate.manifest.capabilities;
         let dirs = grants
             .iter()

@@ -4,9 +4,9 @@
 
 use super::Message;
 use super::Request;
+use crate::call::error::CallError;
 use crate::engines::js::glue::{log_line, Caller};
 use crate::engines::js::watch::Watches;
-use crate::error::CallError;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -196,7 +196,7 @@ impl Shared {
 
     /// Stop serving every call whose deadline passed or whose run was
     /// cancelled, dropping its promise. The host has stopped waiting for it
-    /// (the deadline is enforced in [`crate::invoke`], which reports the
+    /// (the deadline is enforced in [`crate::run::invoke`], which reports the
     /// timeout); this frees the engine. Returns them, so that their
     /// `ctx.signal` can abort.
     pub(super) fn expire(&self, now: Instant) -> Vec<Expired> {

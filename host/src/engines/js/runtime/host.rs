@@ -5,7 +5,7 @@ use super::calls::{Running, Shared};
 use super::Message;
 use crate::engines::js::services::{self, ExecBounds, ExecRequest, Services};
 use crate::engines::js::{crypto, fetch};
-use crate::manifest::Network;
+use crate::load::manifest::Network;
 use crate::sandbox::ProcessSandbox;
 use rquickjs::{Ctx, Function, Object};
 use std::rc::Rc;
@@ -54,7 +54,7 @@ pub(super) fn install_services<'js>(
             |tool: String, schema: String, args: String| -> Option<String> {
                 let parse =
                     |text: &str| serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
-                crate::arguments::check_once(&tool, &parse(&schema), &parse(&args)).err()
+                crate::call::arguments::check_once(&tool, &parse(&schema), &parse(&args)).err()
             },
         )?,
     )?;

@@ -2,7 +2,7 @@
 //! built-in modules' bytecode cached for the whole process.
 
 use crate::engines::js::modules::ModuleSet;
-use crate::engines::lock;
+use crate::model::sync::lock;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
 use rquickjs::{Ctx, Module};

@@ -45,11 +45,11 @@ use super::glue::{Caller, Shaped};
 use super::modules::ModuleSet;
 use super::services::Services;
 use super::Flavor;
-use crate::codec::encode_json_args;
-use crate::error::CallError;
-use crate::handoff::Handoff;
-use crate::plugin::CallLimits;
-use crate::unloads::{self, Unload};
+use crate::call::codec::encode_json_args;
+use crate::call::error::CallError;
+use crate::call::handoff::Handoff;
+use crate::call::plugin::CallLimits;
+use crate::call::unloads::{self, Unload};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
@@ -113,7 +113,7 @@ pub struct Instance {
 /// unload the plugin and end, without waiting for it (the drop may be on a
 /// tokio worker): the plugin's `unload` (pi's `session_shutdown`, with the
 /// processes it awaits) runs on the engine thread, noted in
-/// [`crate::unloads`] so that dropping the host waits for it, within
+/// [`crate::call::unloads`] so that dropping the host waits for it, within
 /// [`UNLOAD_TIMEOUT`] and [`UNLOAD_GRACE`].
 struct Alive {
     requests: mpsc::Sender<Message>,

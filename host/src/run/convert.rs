@@ -1,6 +1,6 @@
 //! Conversions between yoagent's types and the contract's.
 
-use crate::limits::check_image;
+use crate::model::limits::check_image;
 use yoagent::extension::{RunContext, RunEnd, RunOutcome};
 use yoagent::{Content, Message, ToolResult};
 use yohost_contract::{ContentBlock, FinishArgs, RunInfo, ToolOutputData};

@@ -11,12 +11,12 @@
 //!   mode, for hosts that want yoagent's own per-extension handling. A
 //!   refused plugin gets one too, with the same rule.
 
-use crate::convert::run_info;
-use crate::manifest::Mode;
-use crate::plugin::LoadedPlugin;
-use crate::registry::{Refusal, Registry};
-use crate::runset::RunSet;
-use crate::session::PluginSession;
+use crate::load::loaded::LoadedPlugin;
+use crate::load::registry::{Refusal, Registry};
+use crate::model::Mode;
+use crate::run::convert::run_info;
+use crate::run::runset::RunSet;
+use crate::run::session::PluginSession;
 use std::sync::Arc;
 use yoagent::extension::{Extension, ExtensionError, ExtensionMode, RunContext, RunHooks};
 use yohost_contract::Hook;

@@ -1,10 +1,12 @@
 //! Plugins written as Rust closures in the host's own process: for hosts
 //! that embed yohost, and the in-process baseline of the benchmarks.
 
-use crate::error::CallError;
-use crate::manifest::Manifest;
-use crate::plugin::{CallLimits, EngineKind, LoadedPlugin, Plugin, PluginRun};
-use crate::stats::PluginStats;
+use crate::call::error::CallError;
+use crate::call::plugin::{CallLimits, Plugin, PluginRun};
+use crate::call::stats::PluginStats;
+use crate::load::loaded::LoadedPlugin;
+use crate::load::manifest::Manifest;
+use crate::model::EngineKind;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,7 +34,7 @@ impl NativePlugin {
             file: PathBuf::from(format!("<native:{name}>")),
             engine: EngineKind::Native,
             routed: None,
-            ecosystem: crate::manifest::Ecosystem::Yohost,
+            ecosystem: crate::model::Ecosystem::Yohost,
             manifest,
             hooks: hooks.iter().copied().collect::<BTreeSet<_>>(),
             warnings: Vec::new(),

@@ -36,9 +36,9 @@
 //! Names appear in log lines and in messages the model reads, so a name
 //! with spaces, quotes or control characters is refused.
 
-use crate::error::LoadError;
-use crate::limits::MAX_SOURCE_BYTES;
-use crate::source::{read_text, ReadError};
+use crate::load::source::{read_text, ReadError};
+use crate::model::limits::MAX_SOURCE_BYTES;
+use crate::model::{Ecosystem, Mode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -154,45 +154,6 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     }
 }
 
-/// What a plugin's failure means for the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// A failing hook is skipped and logged (guarding hooks still fail closed).
-    #[default]
-    Advisory,
-    /// A failing hook fails the run, and the message names the plugin.
-    Required,
-}
-
-/// Which plugin API a plugin is written against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum Ecosystem {
-    /// yohost's own contract.
-    #[default]
-    Yohost,
-    /// A pi extension.
-    Pi,
-    /// A DSH tool plugin.
-    Dsh,
-    /// A rutis-agent tool.
-    RutisAgent,
-}
-
-impl Ecosystem {
-    /// The ecosystem's name as the manifest spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ecosystem::Yohost => "yohost",
-            Ecosystem::Pi => "pi",
-            Ecosystem::Dsh => "dsh",
-            Ecosystem::RutisAgent => "rutis-agent",
-        }
-    }
-}
-
 /// Which engine runs a JavaScript or TypeScript plugin (`engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -200,7 +161,7 @@ pub enum EngineChoice {
     /// The engine the entry's extension names; a JavaScript or TypeScript
     /// plugin whose import graph needs what only Node has (a Node built-in
     /// outside the flavor's table, a native addon) runs on Node
-    /// ([`crate::routing`]).
+    /// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
     #[default]
     Auto,
     /// The embedded engine only: a plugin that needs Node is refused.
@@ -362,17 +323,14 @@ pub struct Manifest {
 
 impl Manifest {
     /// Read `path` (a regular file of at most
-    /// [`crate::limits::MAX_SOURCE_BYTES`]). A missing
-    /// file is the default manifest.
-    pub fn read(path: &Path) -> Result<Manifest, LoadError> {
-        let refused = |problem| LoadError::Manifest {
-            path: path.to_path_buf(),
-            problem,
-        };
+    /// [`crate::model::limits::MAX_SOURCE_BYTES`]). A missing
+    /// file is the default manifest. The error does not name the file: the
+    /// caller, who knows it, does.
+    pub fn read(path: &Path) -> Result<Manifest, ManifestError> {
         match read_text(path, MAX_SOURCE_BYTES) {
-            Ok(text) => Manifest::parse(&text).map_err(refused),
+            Ok(text) => Manifest::parse(&text),
             Err(e) if e.is_not_found() => Ok(Manifest::default()),
-            Err(e) => Err(refused(ManifestError::Unreadable(e))),
+            Err(e) => Err(ManifestError::Unreadable(e)),
         }
     }
 
@@ -428,7 +386,7 @@ impl Manifest {
         self.limits
             .memory_mib
             .map(|mib| mib.clamp(*MEMORY_MIB.start(), *MEMORY_MIB.end()) * 1024 * 1024)
-            .unwrap_or(crate::limits::DEFAULT_MEMORY_BYTES)
+            .unwrap_or(crate::model::limits::DEFAULT_MEMORY_BYTES)
     }
 
     /// The priority (lower runs first).
@@ -700,10 +658,7 @@ mod tests {
         std::fs::create_dir(&path).unwrap();
         assert!(matches!(
             Manifest::read(&path),
-            Err(LoadError::Manifest {
-                problem: ManifestError::Unreadable(ReadError::NotRegular(_)),
-                ..
-            })
+            Err(ManifestError::Unreadable(ReadError::NotRegular(_)))
         ));
         assert_eq!(
             Manifest::read(&dir.path().join("absent.toml")).unwrap(),

@@ -19,7 +19,7 @@
 //! - [`Confined`] is the same handle for one directory that is not a grant
 //!   (the JavaScript engine reads a plugin's own modules through one).
 
-use crate::manifest::Capabilities;
+use crate::load::manifest::Capabilities;
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};

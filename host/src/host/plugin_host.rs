@@ -1,13 +1,13 @@
 //! [`PluginHost`]: a plugin directory, loaded and watched.
 
-use crate::adapter::{Adapter, Adapters};
-use crate::discovery::scan_folders;
-use crate::error::HostError;
-use crate::extension::{HostExtension, PluginExtension};
-use crate::plugin::LoadedPlugin;
-use crate::registry::{Refusal, Registry, Snapshot};
-use crate::report::PluginReport;
-use crate::stats::PluginFigures;
+use crate::call::stats::PluginFigures;
+use crate::host::report::PluginReport;
+use crate::load::adapter::{Adapter, Adapters};
+use crate::load::discovery::scan_folders;
+use crate::load::error::HostError;
+use crate::load::loaded::LoadedPlugin;
+use crate::load::registry::{Refusal, Registry, Snapshot};
+use crate::run::extension::{HostExtension, PluginExtension};
 use notify::{RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,7 +33,7 @@ struct WaitForUnloads;
 
 impl Drop for WaitForUnloads {
     fn drop(&mut self) {
-        crate::unloads::wait_for_unloads();
+        crate::call::unloads::wait_for_unloads();
     }
 }
 
@@ -212,7 +212,7 @@ impl PluginHost {
 
     /// A report of every plugin, loaded or refused, for `yohost check`.
     pub async fn report(&self) -> Vec<PluginReport> {
-        crate::report::report(&self.snapshot()).await
+        crate::host::report::report(&self.snapshot()).await
     }
 }
 

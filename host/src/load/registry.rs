@@ -15,14 +15,16 @@
 //! plugins again, since what refused them may lie outside their files (a
 //! granted folder, the private folder for library copies).
 
-use crate::adapter::Adapters;
-use crate::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
-use crate::engines;
-use crate::error::{HostError, LoadError};
-use crate::logging::LOAD_LOG_TARGET;
-use crate::manifest::{check_name, Ecosystem, Manifest, Mode, MANIFEST_FILE};
-use crate::plugin::{EngineKind, LoadedPlugin};
-use crate::stats::PluginStats;
+use crate::call::logging::LOAD_LOG_TARGET;
+use crate::call::stats::PluginStats;
+use crate::load::adapter::Adapters;
+use crate::load::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
+use crate::load::error::{HostError, LoadError};
+use crate::load::loaded::LoadedPlugin;
+use crate::load::manifest::{check_name, Manifest, MANIFEST_FILE};
+use crate::model::sync::{lock, read, write};
+use crate::model::EngineKind;
+use crate::model::{Ecosystem, Mode};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -173,17 +175,14 @@ impl Registry {
                 self.rescan(dir);
             }
         }
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.current).clone()
     }
 
     /// Whether the directory's top level changed since it was last read;
     /// false without reading it when `recent_read_stands` and that read is
     /// under [`TOP_LEVEL_FRESH`] old.
     fn top_level_moved(&self, dir: &Path, recent_read_stands: bool) -> bool {
-        let mut last = self.top_level.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = lock(&self.top_level);
         if recent_read_stands
             && last
                 .read_at
@@ -211,7 +210,7 @@ impl Registry {
                 return;
             }
         };
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = lock(&self.kept);
         let retry_refused = self.retry_refused.swap(false, Ordering::SeqCst);
         // What each candidate gave: kept from before when its files did not
         // change, else loaded now (all of those at once, in `load_all`).
@@ -297,8 +296,7 @@ impl Registry {
         }
         *kept = next_kept;
         sort_for_running(&mut plugins);
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) =
-            Arc::new(Snapshot { plugins, refused });
+        *write(&self.current) = Arc::new(Snapshot { plugins, refused });
     }
 }
 
@@ -352,7 +350,7 @@ fn load_all(
         let mut done = Vec::new();
         loop {
             // The lock is held only to take the next job.
-            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let next = lock(&queue).next();
             let Some(job) = next else {
                 return done;
             };
@@ -394,7 +392,7 @@ fn load_all(
 /// will never call it (code that runs only while it loads, pi's
 /// `session_start`, has run by then).
 fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
-    let loaded = engines::load(adapters, candidate)?;
+    let loaded = adapters.load(candidate)?;
     let name = match (&candidate.named_by_manifest, loaded.name) {
         (false, Some(own)) if !own.is_empty() => {
             check_name(&own).map_err(|problem| LoadError::BadName {

@@ -9,7 +9,7 @@
 //!   timeout for the hook, whichever side noticed first;
 //! - the reply's kind is checked once, by [`HookKind::from_reply`];
 //! - a plugin's log lines during the call are bounded
-//!   ([`crate::logging`]: lines over the call's bound are dropped, and
+//!   ([`crate::call::logging`]: lines over the call's bound are dropped, and
 //!   counted when it ends);
 //! - images in a reply are checked against the limits, and a deny gives a
 //!   reason (the contract's rule,
@@ -17,10 +17,11 @@
 //!   applied here to replies built in code too: an empty or blank reason is
 //!   a bad reply).
 
-use crate::error::{CallError, HookError};
-use crate::limits::check_content;
-use crate::logging::{hook_span, CallLogs};
-use crate::plugin::{CallLimits, LoadedPlugin, PluginRun};
+use crate::call::error::{CallError, HookError};
+use crate::call::logging::{hook_span, CallLogs};
+use crate::call::plugin::{CallLimits, PluginRun};
+use crate::load::loaded::LoadedPlugin;
+use crate::model::limits::check_content;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;

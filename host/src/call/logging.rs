@@ -15,7 +15,7 @@
 //! # Bounded
 //!
 //! A plugin's log lines are bounded here, for every engine alike: a
-//! message is cut at [`MAX_LOG_BYTES`](crate::limits::MAX_LOG_BYTES); within one hook call a plugin keeps
+//! message is cut at [`MAX_LOG_BYTES`](crate::model::limits::MAX_LOG_BYTES); within one hook call a plugin keeps
 //! at most [`MAX_LOG_LINES_PER_CALL`] lines and [`MAX_LOG_BYTES_PER_CALL`]
 //! bytes; within one run at most [`MAX_LOG_LINES_PER_RUN`] lines and
 //! [`MAX_LOG_BYTES_PER_RUN`] bytes; and while none of its calls runs (a
@@ -29,10 +29,11 @@
 //! for lines outside calls when the next second's first line comes or its
 //! next call begins.
 
-use crate::limits::{
+use crate::model::limits::{
     cut_log_message, MAX_LOG_BYTES_PER_CALL, MAX_LOG_BYTES_PER_IDLE_SECOND, MAX_LOG_BYTES_PER_RUN,
     MAX_LOG_LINES_PER_CALL, MAX_LOG_LINES_PER_IDLE_SECOND, MAX_LOG_LINES_PER_RUN,
 };
+use crate::model::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -146,7 +147,7 @@ impl LogLevel {
 }
 
 /// Write one line on behalf of `plugin` in run `run_id`. The message is cut
-/// at [`MAX_LOG_BYTES`](crate::limits::MAX_LOG_BYTES), and the line is dropped when it crosses one of
+/// at [`MAX_LOG_BYTES`](crate::model::limits::MAX_LOG_BYTES), and the line is dropped when it crosses one of
 /// the plugin's bounds (see the module docs).
 pub fn plugin_log(run_id: &str, plugin: &str, level: LogLevel, message: &str) {
     let message = cut_log_message(message);
@@ -317,7 +318,7 @@ static BUDGETS: Mutex<Option<Budgets>> = Mutex::new(None);
 
 fn budgets<T>(f: impl FnOnce(&mut Budgets, Instant) -> T) -> T {
     let now = Instant::now();
-    let mut budgets = BUDGETS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut budgets = lock(&BUDGETS);
     f(budgets.get_or_insert_with(Budgets::default), now)
 }
 

@@ -12,7 +12,7 @@
 //! The figures of a plugin start when it is loaded: a plugin whose file
 //! changed is loaded again, with figures of its own.
 
-use crate::error::CallError;
+use crate::call::error::CallError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -124,7 +124,7 @@ impl PluginStats {
     /// because its run was cancelled), `error` why it failed, if it did. A
     /// cancelled call is counted, but not as a failure: the run ended, the
     /// plugin did nothing wrong.
-    pub fn record(&self, hook: Hook, latency: Option<Duration>, error: Option<&CallError>) {
+    pub(crate) fn record(&self, hook: Hook, latency: Option<Duration>, error: Option<&CallError>) {
         let counters = self.hooks[hook as usize].get_or_init(HookCounters::new);
         counters.calls.fetch_add(1, Ordering::Relaxed);
         match error {
@@ -206,7 +206,7 @@ pub struct PluginFigures {
     /// The plugin's name.
     pub plugin: String,
     /// Its engine.
-    pub engine: crate::plugin::EngineKind,
+    pub engine: crate::model::EngineKind,
     /// Each hook called since it was loaded, in contract order.
     pub hooks: Vec<HookFigures>,
 }

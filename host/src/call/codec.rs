@@ -3,8 +3,8 @@
 //! The size limit is checked on the bytes before anything is parsed, and the
 //! shape is checked strictly by the contract.
 
-use crate::error::CallError;
-use crate::limits::MAX_REPLY_BYTES;
+use crate::call::error::CallError;
+use crate::model::limits::MAX_REPLY_BYTES;
 use serde::Deserialize;
 use yohost_contract::{HookCall, HookReply};
 

@@ -13,7 +13,7 @@
 //! while every worker is busy (another run's call, or a parallel tool call)
 //! starts one more, rather than queueing behind a call that may be slow:
 //! one run's slow call never makes another run's call wait, or time out.
-//! At most [`MAX_IDLE`] workers wait for calls; more end when they are done.
+//! At most `MAX_IDLE` workers wait for calls; more end when they are done.
 //!
 //! A call that is abandoned (its deadline passed, its run was cancelled)
 //! retires its worker: code that cannot be interrupted may keep that thread
@@ -21,7 +21,8 @@
 //! the async runtime's blocking pool, so a stuck one never holds up the
 //! runtime's shutdown.
 
-use crate::handoff::{Handoff, Pace};
+use crate::call::handoff::{Handoff, Pace};
+use crate::model::sync::lock;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -100,8 +101,8 @@ impl WorkerSlot {
 
     /// Send `job` to a free worker, started if there is none, and return it
     /// with how to wait for its reply.
-    fn send(&self, job: Job) -> Result<(Worker, crate::handoff::Wait), WorkerError> {
-        let free = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+    fn send(&self, job: Job) -> Result<(Worker, crate::call::handoff::Wait), WorkerError> {
+        let free = lock(&self.idle).pop();
         let worker = match free {
             Some(worker) => worker,
             None => start(&self.name)?,
@@ -122,7 +123,7 @@ impl WorkerSlot {
     /// Make the worker of an answered call free again.
     fn give_back(&self, mut busy: Busy) {
         if let Some(worker) = busy.0.take() {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let mut idle = lock(&self.idle);
             if idle.len() < MAX_IDLE {
                 idle.push(worker);
             }
@@ -203,7 +204,7 @@ mod tests {
     async fn a_reply_slower_than_the_spin_is_still_awaited() {
         let slot = WorkerSlot::new("slow");
         let slow = slot.run(|| {
-            std::thread::sleep(crate::handoff::SPIN * 20);
+            std::thread::sleep(crate::call::handoff::SPIN * 20);
             5
         });
         assert_eq!(slow.await.unwrap(), 5);

@@ -10,6 +10,7 @@
 //! ([`wait_for_unloads`]), so a program that drops its host before it ends
 //! (`yohost run`) lets them finish.
 
+use crate::model::sync::lock;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -28,7 +29,7 @@ impl Unload {
     }
 
     fn over(&self) -> MutexGuard<'_, bool> {
-        self.over.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.over)
     }
 
     /// Wait until it is over or `deadline` passed.
@@ -63,7 +64,7 @@ impl Drop for Ending {
 static UNDER_WAY: Mutex<Vec<(Arc<Unload>, Instant)>> = Mutex::new(Vec::new());
 
 fn under_way() -> MutexGuard<'static, Vec<(Arc<Unload>, Instant)>> {
-    UNDER_WAY.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&UNDER_WAY)
 }
 
 /// Forget the unloads that are over or given up.

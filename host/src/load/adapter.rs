@@ -6,20 +6,28 @@
 //! that [`engines::load`](crate::engines::load) dispatches through. yohost's
 //! own pairs are served by the engines; foreign ecosystems are served by
 //! adapter crates (`adapters/<ecosystem>/`), registered with
-//! [`PluginHostBuilder::adapter`](crate::host::PluginHostBuilder::adapter).
+//! [`PluginHostBuilder::adapter`](crate::PluginHostBuilder::adapter).
 //! A pair with no entry is refused, naming the ecosystem, the engine and the
 //! crate that serves it.
 //!
 //! An adapter may also *recognise* files of its engine whose manifest names
 //! no ecosystem ([`Adapter::recognises`]); that is how a rutis-agent shared
 //! library, which has no yohost entry point, reaches its adapter. The engines
-//! themselves know nothing of any foreign ecosystem.
+//! themselves know nothing of any foreign ecosystem, and this module knows no
+//! engine: the built-in engines register themselves here as every adapter
+//! does (`Adapters::default()`, in `engines`), and a plugin the embedded
+//! engine finds needs Node is routed to whatever serves the (node,
+//! ecosystem) pair, once the (node, yohost) entry says Node is
+//! [available](Adapter::available).
 
-use crate::discovery::Candidate;
-use crate::error::LoadError;
-use crate::grants::Grants;
-use crate::manifest::Ecosystem;
-use crate::plugin::{EngineKind, Loaded};
+use crate::load::discovery::Candidate;
+use crate::load::error::LoadError;
+use crate::load::grants::Grants;
+use crate::load::loaded::Loaded;
+use crate::load::manifest::EngineChoice;
+use crate::load::routing::{NodeNeeds, Routed};
+use crate::model::Ecosystem;
+use crate::model::EngineKind;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -42,6 +50,14 @@ pub trait Adapter: Send + Sync {
     /// the file's code (read its bytes, bounded). Default: never.
     fn recognises(&self, _candidate: &Candidate) -> bool {
         false
+    }
+
+    /// Whether this adapter's engine can run on this machine, or why not,
+    /// in words that say what would make it run (the Node engine needs a
+    /// `node` of a supported version). Asked of the (engine, yohost) entry
+    /// before a plugin is routed to that engine. Default: it can.
+    fn available(&self) -> Result<(), String> {
+        Ok(())
     }
 }
 
@@ -79,27 +95,15 @@ struct Entry {
     adapter: Arc<dyn Adapter>,
 }
 
-impl Default for Adapters {
-    /// The built-in set: yohost's own plugins on every engine. Foreign
-    /// ecosystems come from adapter crates.
-    fn default() -> Self {
-        let mut adapters = Adapters {
-            entries: BTreeMap::new(),
-        };
-        for engine in [
-            EngineKind::Dylib,
-            EngineKind::Wasm,
-            EngineKind::Js,
-            EngineKind::Python,
-            EngineKind::Node,
-        ] {
-            adapters.register(Arc::new(crate::engines::Own(engine)));
-        }
-        adapters
-    }
-}
-
 impl Adapters {
+    /// A table with no entries, not even the built-in engines'
+    /// ([`Adapters::default`] has those).
+    pub(crate) fn empty() -> Self {
+        Adapters {
+            entries: BTreeMap::new(),
+        }
+    }
+
     /// Add `adapter`, replacing any entry for its (engine, ecosystem) pair.
     pub fn register(&mut self, adapter: Arc<dyn Adapter>) {
         let (engine, ecosystem) = (adapter.engine(), adapter.ecosystem());
@@ -139,13 +143,11 @@ impl Adapters {
     /// Load a candidate through the entry for its (engine, ecosystem) pair.
     /// A pair with no entry is refused with [`LoadError::NoAdapter`]; a
     /// plugin the embedded engine finds needs Node is routed
-    /// ([`crate::routing`]).
+    /// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
     pub fn load(&self, candidate: &Candidate) -> Result<Loaded, LoadError> {
         match self.get(candidate.engine, candidate.ecosystem) {
             Some(adapter) => match adapter.load(candidate, open_grants(candidate)?) {
-                Err(LoadError::NeedsNode { needs, .. }) => {
-                    crate::routing::route(self, candidate, needs)
-                }
+                Err(LoadError::NeedsNode { needs, .. }) => self.route(candidate, needs),
                 loaded => loaded,
             },
             None => Err(LoadError::NoAdapter {
@@ -154,6 +156,55 @@ impl Adapters {
                 ecosystem: candidate.ecosystem,
                 serving: self.serving(candidate.ecosystem),
             }),
+        }
+    }
+
+    /// Load `candidate`, whose embedded load found it `needs` Node: on Node
+    /// when its manifest leaves the engine to the host and Node is present;
+    /// else refused, naming what it needs and what would load it
+    /// ([`crate::NodeNeeds`]).
+    fn route(&self, candidate: &Candidate, needs: NodeNeeds) -> Result<Loaded, LoadError> {
+        let refused = |message: String| LoadError::Refused {
+            path: candidate.entry.clone(),
+            message,
+        };
+        if candidate.engine != EngineKind::Js || candidate.manifest.engine == EngineChoice::Embedded
+        {
+            return Err(refused(format!(
+                "{needs} (`engine = \"embedded\"` in its plugin.toml keeps it off Node)"
+            )));
+        }
+        if let Err(missing) = self.available(EngineKind::Node) {
+            return Err(refused(format!("{needs}; {missing}")));
+        }
+        let Some(adapter) = self.get(EngineKind::Node, candidate.ecosystem) else {
+            return Err(refused(format!(
+                "{needs}; it would run on Node, where no adapter serves {} plugins ({})",
+                candidate.ecosystem.as_str(),
+                self.serving(candidate.ecosystem)
+            )));
+        };
+        let on_node = Candidate {
+            engine: EngineKind::Node,
+            ..candidate.clone()
+        };
+        let mut loaded = adapter.load(&on_node, open_grants(&on_node)?)?;
+        loaded.routed = Some(Routed {
+            engine: EngineKind::Node,
+            because: needs.to_string(),
+        });
+        Ok(loaded)
+    }
+
+    /// Whether `engine` can run here, as its (engine, yohost) entry says;
+    /// an engine with no such entry is not built into this host.
+    fn available(&self, engine: EngineKind) -> Result<(), String> {
+        match self.get(engine, Ecosystem::Yohost) {
+            Some(adapter) => adapter.available(),
+            None => Err(format!(
+                "this host has no {} engine registered",
+                engine.as_str()
+            )),
         }
     }
 
@@ -184,7 +235,7 @@ impl Adapters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::Manifest;
+    use crate::load::manifest::Manifest;
     use std::path::PathBuf;
 
     fn candidate(engine: EngineKind, ecosystem: Option<Ecosystem>) -> Candidate {

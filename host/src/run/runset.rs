@@ -6,11 +6,12 @@
 //! What the user asked (`user_request`, `latest_user_text`) is derived once
 //! per turn, not per call per plugin.
 
-use crate::convert::{content_from_blocks, finish_args, message_text, output_data};
-use crate::logging::{decision, CallRef, Decision};
-use crate::session::PluginSession;
-use crate::terminate::Terminations;
-use crate::tool::PluginTool;
+use crate::call::logging::{decision, CallRef, Decision};
+use crate::model::sync::lock;
+use crate::run::convert::{content_from_blocks, finish_args, message_text, output_data};
+use crate::run::session::PluginSession;
+use crate::run::terminate::Terminations;
+use crate::run::tool::PluginTool;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use yoagent::extension::{
@@ -60,7 +61,7 @@ impl Drop for RunSet {
     /// The run is over: what its plugins' log bounds dropped since the last
     /// report is reported, and the bounds are forgotten.
     fn drop(&mut self) {
-        crate::logging::run_ended(&self.run.run_id);
+        crate::call::logging::run_ended(&self.run.run_id);
     }
 }
 
@@ -81,7 +82,7 @@ impl RunSet {
     /// `user_request` and `latest_user_text` of the call's conversation,
     /// computed once for each length of the conversation (once per turn).
     fn derived(&self, call: &ToolCallRequest<'_>) -> Derived {
-        let mut cache = self.derived.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = lock(&self.derived);
         match cache.as_ref() {
             Some(d) if d.messages == call.messages.len() => d.clone(),
             _ => {

@@ -1,9 +1,9 @@
 //! What `yohost check` prints: every plugin, loaded or refused.
 
-use crate::plugin::LoadedPlugin;
-use crate::registry::Snapshot;
-use crate::sandbox::Confinement;
-use crate::session::PluginSession;
+use crate::load::loaded::LoadedPlugin;
+use crate::load::registry::Snapshot;
+use crate::model::Confinement;
+use crate::run::session::PluginSession;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -135,7 +135,8 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
         match session.call::<kind::Tools>(session.run.clone()).await {
             Ok(specs) => {
                 for spec in specs {
-                    let check = crate::arguments::ArgumentCheck::new(&spec.name, &spec.parameters);
+                    let check =
+                        crate::call::arguments::ArgumentCheck::new(&spec.name, &spec.parameters);
                     match check.refusal() {
                         Some(why) => warnings.push(why.to_string()),
                         None => tools.push(spec.name),

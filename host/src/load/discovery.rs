@@ -19,15 +19,16 @@
 //! discovery never trusts them: only regular files (after symlinks are
 //! resolved) are plugin files, and a FIFO, socket or device is refused
 //! without being opened; every file discovery reads goes through
-//! [`crate::source`] (bounded, never blocking); a name that is not valid
+//! [`crate::load::source`] (bounded, never blocking); a name that is not valid
 //! UTF-8 or not a valid plugin name ([`check_name`]) is refused; folders are
 //! walked without following symlinks.
 
-use crate::error::LoadError;
-use crate::limits::MAX_SOURCE_BYTES;
-use crate::manifest::{check_name, Ecosystem, EngineChoice, Manifest, NameError, MANIFEST_FILE};
-use crate::plugin::EngineKind;
-use crate::source::{kind_of, read_text, ReadError};
+use crate::load::error::LoadError;
+use crate::load::manifest::{check_name, EngineChoice, Manifest, NameError, MANIFEST_FILE};
+use crate::load::source::{kind_of, read_text, ReadError};
+use crate::model::limits::MAX_SOURCE_BYTES;
+use crate::model::Ecosystem;
+use crate::model::EngineKind;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -266,7 +267,10 @@ fn inspect_entry(path: &Path, name: &str) -> Result<Candidate, LoadError> {
 
 fn inspect_folder(dir: &Path, folder_name: &str) -> Result<Candidate, LoadError> {
     let manifest_path = dir.join(MANIFEST_FILE);
-    let manifest = Manifest::read(&manifest_path)?;
+    let manifest = Manifest::read(&manifest_path).map_err(|problem| LoadError::Manifest {
+        path: manifest_path.clone(),
+        problem,
+    })?;
     let entry = match &manifest.entry {
         Some(entry) => {
             let entry = dir.join(entry);
@@ -475,7 +479,7 @@ fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {
 /// The folder `node_modules` and its packages (`@scope/name` too), not
 /// their files: installing, removing or rebuilding a package changes them,
 /// and may change the engine `engine = "auto"` picks
-/// ([`crate::routing`]).
+/// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
 fn collect_packages(node_modules: &Path, out: &mut Fingerprint) {
     out.push(stat(node_modules));
     let Ok(rd) = std::fs::read_dir(node_modules) else {

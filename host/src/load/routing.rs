@@ -9,18 +9,16 @@
 //! refuses for another reason (an import that leads outside the folder, a
 //! package that is not installed) refuses the plugin whatever it needs, since
 //! Node would not fix it. Only a graph whose one lack is Node comes back as
-//! [`LoadError::NeedsNode`], and [`Adapters::load`] hands it to `route`:
+//! [`LoadError::NeedsNode`](crate::LoadError::NeedsNode), and
+//! [`Adapters::load`](crate::adapter::Adapters::load) routes it:
 //! - `engine = "auto"` with Node present: the plugin loads through the
-//!   (node, ecosystem) adapter, and [`Loaded::routed`] says why;
+//!   (node, ecosystem) adapter, and [`Loaded::routed`](crate::Loaded::routed)
+//!   says why;
 //! - `engine = "auto"` without Node: refused, naming what it needs and
 //!   saying that installing Node would load it;
 //! - `engine = "embedded"`: refused, naming what it needs.
 
-use crate::adapter::{open_grants, Adapters};
-use crate::discovery::Candidate;
-use crate::error::LoadError;
-use crate::manifest::EngineChoice;
-use crate::plugin::{EngineKind, Loaded};
+use crate::model::EngineKind;
 use std::path::PathBuf;
 
 /// Something in a plugin's import graph that only Node provides.
@@ -123,57 +121,6 @@ pub struct Routed {
     pub engine: EngineKind,
     /// What made it go there, for `yohost check`.
     pub because: String,
-}
-
-/// Load `candidate`, whose embedded load found it `needs` Node: on Node
-/// when its manifest leaves the engine to the host and Node is present;
-/// else refused, naming what it needs and what would load it.
-pub(crate) fn route(
-    adapters: &Adapters,
-    candidate: &Candidate,
-    needs: NodeNeeds,
-) -> Result<Loaded, LoadError> {
-    let refused = |message: String| LoadError::Refused {
-        path: candidate.entry.clone(),
-        message,
-    };
-    if candidate.engine != EngineKind::Js || candidate.manifest.engine == EngineChoice::Embedded {
-        return Err(refused(format!(
-            "{needs} (`engine = \"embedded\"` in its plugin.toml keeps it off Node)"
-        )));
-    }
-    if let Err(missing) = node_present() {
-        return Err(refused(format!("{needs}; {missing}")));
-    }
-    let Some(adapter) = adapters.get(EngineKind::Node, candidate.ecosystem) else {
-        return Err(refused(format!(
-            "{needs}; it would run on Node, where no adapter serves {} plugins ({})",
-            candidate.ecosystem.as_str(),
-            adapters.serving(candidate.ecosystem)
-        )));
-    };
-    let on_node = Candidate {
-        engine: EngineKind::Node,
-        ..candidate.clone()
-    };
-    let mut loaded = adapter.load(&on_node, open_grants(&on_node)?)?;
-    loaded.routed = Some(Routed {
-        engine: EngineKind::Node,
-        because: needs.to_string(),
-    });
-    Ok(loaded)
-}
-
-/// Whether the Node engine can run here, or why not.
-#[cfg(feature = "js")]
-fn node_present() -> Result<(), crate::engines::node::NodeMissing> {
-    crate::engines::node::node().map(|_| ())
-}
-
-/// Without the `js` feature no load finds a need for Node.
-#[cfg(not(feature = "js"))]
-fn node_present() -> Result<(), &'static str> {
-    Err("this host was built without the `js` feature, which runs the Node engine")
 }
 
 #[cfg(test)]

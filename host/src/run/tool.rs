@@ -1,9 +1,9 @@
 //! A plugin's tool as a yoagent `AgentTool`.
 
-use crate::arguments::ArgumentCheck;
-use crate::convert::content_from_blocks;
-use crate::session::PluginSession;
-use crate::terminate::Terminations;
+use crate::call::arguments::ArgumentCheck;
+use crate::run::convert::content_from_blocks;
+use crate::run::session::PluginSession;
+use crate::run::terminate::Terminations;
 use std::sync::Arc;
 use yoagent::{AgentTool, ToolContext, ToolError, ToolResult};
 use yohost_contract::kind;
@@ -94,7 +94,7 @@ impl AgentTool for PluginTool {
                 if reply.is_error {
                     // yoagent marks a tool error from `Err`; keep the content
                     // by folding it into the message.
-                    let text = crate::convert::content_text(&result.content);
+                    let text = crate::run::convert::content_text(&result.content);
                     return Err(ToolError::Failed(text));
                 }
                 Ok(result)

@@ -12,10 +12,12 @@
 //! - each hook's method turns a failure into its hook's fail-closed answer,
 //!   in fixed words that name the plugin and the kind of failure.
 
-use crate::error::{CallError, HookError};
-use crate::invoke::call_hook;
-use crate::manifest::Mode;
-use crate::plugin::{LoadedPlugin, PluginRun};
+use crate::call::error::{CallError, HookError};
+use crate::call::plugin::PluginRun;
+use crate::load::loaded::LoadedPlugin;
+use crate::model::sync::lock;
+use crate::model::Mode;
+use crate::run::invoke::call_hook;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -157,7 +159,7 @@ impl PluginSession {
 
     /// Call hook `K`, or fail closed without reaching the plugin if it is
     /// unloaded for the rest of the run. Every call is counted in the
-    /// plugin's [figures](crate::stats). A failure is handled here, once
+    /// plugin's [figures](crate::call::stats). A failure is handled here, once
     /// (see the module docs), and returned for the hook's own answer.
     pub(crate) async fn call<K: HookKind>(&self, args: K::Args) -> Result<K::Reply, HookError> {
         let unloaded = lock(&self.unloaded).clone();
@@ -372,10 +374,6 @@ impl PluginSession {
             handle.close().await;
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

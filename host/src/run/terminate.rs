@@ -2,6 +2,7 @@
 //! result of a turn's tool calls asked it, the run stops before the next
 //! model request instead of asking the model to follow up.
 
+use crate::model::sync::lock;
 use std::collections::HashSet;
 use std::sync::Mutex;
 use yoagent::Message;
@@ -15,10 +16,7 @@ pub(crate) struct Terminations {
 impl Terminations {
     /// Note that call `call_id`'s result asked to end the run.
     pub(crate) fn record(&self, call_id: &str) {
-        self.calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(call_id.to_string());
+        lock(&self.calls).insert(call_id.to_string());
     }
 
     /// Whether the request about to be sent follows a turn whose tool
@@ -31,7 +29,7 @@ impl Terminations {
     /// Each request forgets the calls recorded before it: call ids are
     /// only unique within a turn (a provider may count them from zero).
     pub(crate) fn ends_before(&self, messages: &[Message]) -> bool {
-        let calls = std::mem::take(&mut *self.calls.lock().unwrap_or_else(|e| e.into_inner()));
+        let calls = std::mem::take(&mut *lock(&self.calls));
         if calls.is_empty() {
             return false;
         }

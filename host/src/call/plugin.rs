@@ -1,0 +1,47 @@
+//! The engine-neutral plugin interface.
+//!
+//! Every engine (dylib, Wasm, JS, Python) and every adapter turns a file into
+//! a [`Plugin`]. The host never looks inside: it opens a [`PluginRun`] per
+//! agent run and sends it [`HookCall`]s. Deadlines, reply checks and spans
+//! (`invoke.rs`) and the fail-closed rules (`session.rs`) live in
+//! the host, once, for all engines. An engine maps its failures to
+//! [`CallError`] the same way as every other: the plugin's own error (a JS
+//! throw, a Python exception, an error a dylib or Wasm plugin returns) is
+//! `Guest`; a panic, a trap or a broken engine is `Crashed`.
+
+use crate::call::error::CallError;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use yohost_contract::{HookCall, HookReply, RunInfo};
+
+/// What bounds one hook call.
+#[derive(Debug, Clone)]
+pub struct CallLimits {
+    /// When the host stops waiting and reports a timeout
+    /// (the host enforces it, once). An
+    /// engine that can interrupt running code (epochs, interrupt handlers,
+    /// async exceptions) stops it here; none times the call itself.
+    pub deadline: Instant,
+    /// Cancelled when the run is cancelled.
+    pub cancel: CancellationToken,
+}
+
+/// A loaded plugin, ready to serve runs.
+#[async_trait::async_trait]
+pub trait Plugin: Send + Sync {
+    /// Open the plugin for one run. Engines that keep per-run state (a fresh
+    /// Wasm instance) create it here; stateless ones share themselves.
+    async fn open_run(&self, run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError>;
+}
+
+/// A plugin opened for one run.
+#[async_trait::async_trait]
+pub trait PluginRun: Send + Sync {
+    /// Run one hook. The host wraps this in the deadline, the run's cancel
+    /// and a span; the engine returns the typed reply or why it failed.
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError>;
+
+    /// The run ended: release per-run state. Called once, after `finish`.
+    async fn close(&self) {}
+}

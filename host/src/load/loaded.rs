@@ -1,0 +1,87 @@
+//! What loading a plugin gives: [`Loaded`], what an engine or adapter
+//! found in a plugin, and [`LoadedPlugin`], a plugin the host loaded, with
+//! what it knows about it.
+
+use crate::call::plugin::Plugin;
+use crate::call::stats::PluginStats;
+use crate::load::manifest::Manifest;
+use crate::load::routing::Routed;
+use crate::model::{Confinement, Ecosystem, EngineKind, Mode};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use yohost_contract::Hook;
+
+/// What an engine found when it loaded a plugin.
+pub struct Loaded {
+    /// The plugin.
+    pub plugin: Arc<dyn Plugin>,
+    /// The hooks it implements; the host calls no others.
+    pub hooks: BTreeSet<Hook>,
+    /// The name the plugin gives itself, if any (the manifest's wins).
+    pub name: Option<String>,
+    /// Things a person should know that do not stop it loading.
+    pub warnings: Vec<String>,
+    /// Whether it has code that runs when it is unloaded (pi's
+    /// `session_shutdown`): the host calls that even when it has no hooks.
+    pub unloads: bool,
+    /// The API it was written against, if the engine detected it.
+    pub ecosystem: Option<Ecosystem>,
+    /// Set when `engine = "auto"` sent it to another engine than its
+    /// file's (the Node routing ([`NodeNeeds`](crate::NodeNeeds))): which, and why. Engines leave it `None`.
+    pub routed: Option<Routed>,
+    /// How the processes it runs in or starts are confined, for a plugin
+    /// that has any (the Node engine; `exec` granted); `None` otherwise.
+    pub processes: Option<Confinement>,
+}
+
+/// A plugin the host loaded, with what it knows about it.
+pub struct LoadedPlugin {
+    /// Unique within the host.
+    pub name: String,
+    /// The file or folder it came from.
+    pub file: PathBuf,
+    /// The engine it runs on.
+    pub engine: EngineKind,
+    /// Why it runs on that engine, when `engine = "auto"` chose another
+    /// than its file's (`yohost check` shows it).
+    pub routed: Option<String>,
+    /// The API it is written against.
+    pub ecosystem: Ecosystem,
+    /// Its manifest (defaults if it has none).
+    pub manifest: Manifest,
+    /// The hooks it implements.
+    pub hooks: BTreeSet<Hook>,
+    /// Load warnings.
+    pub warnings: Vec<String>,
+    /// How the processes it runs in or starts are confined, if it has any.
+    pub processes: Option<Confinement>,
+    /// The plugin itself.
+    pub plugin: Arc<dyn Plugin>,
+    /// What the host measured of its calls since it was loaded
+    /// ([`PluginStats::default()`] for a new plugin).
+    pub stats: PluginStats,
+}
+
+impl LoadedPlugin {
+    /// Advisory or required.
+    pub fn mode(&self) -> Mode {
+        self.manifest.mode
+    }
+
+    /// Whether it implements `hook`.
+    pub fn has(&self, hook: Hook) -> bool {
+        self.hooks.contains(&hook)
+    }
+}
+
+impl std::fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("name", &self.name)
+            .field("file", &self.file)
+            .field("engine", &self.engine)
+            .field("hooks", &self.hooks)
+            .finish_non_exhaustive()
+    }
+}
