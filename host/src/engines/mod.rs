@@ -22,11 +22,12 @@ use crate::model::Ecosystem;
 use crate::model::EngineKind;
 use std::sync::Arc;
 
+#[cfg(feature = "dylib")]
 pub mod dylib;
 #[cfg(feature = "js")]
 pub mod js;
 pub(crate) mod native;
-#[cfg(feature = "js")]
+#[cfg(feature = "node")]
 pub mod node;
 #[cfg(feature = "python")]
 pub mod python;
@@ -71,13 +72,13 @@ impl Adapter for Own {
 
     fn available(&self) -> Result<(), String> {
         match self.0 {
-            #[cfg(feature = "js")]
+            #[cfg(feature = "node")]
             EngineKind::Node => node::node()
                 .map(|_| ())
                 .map_err(|missing| missing.to_string()),
-            #[cfg(not(feature = "js"))]
+            #[cfg(not(feature = "node"))]
             EngineKind::Node => Err(
-                "this host was built without the `js` feature, which runs the Node engine".into(),
+                "this host was built without the `node` feature, which runs the Node engine".into(),
             ),
             _ => Ok(()),
         }
@@ -88,7 +89,12 @@ impl Adapter for Own {
         let grants = grants;
         match self.0 {
             EngineKind::Native => Err(LoadError::UnknownFile(candidate.entry.clone())),
-            EngineKind::Dylib => dylib::load(candidate),
+            EngineKind::Dylib => {
+                #[cfg(feature = "dylib")]
+                return dylib::load(candidate);
+                #[cfg(not(feature = "dylib"))]
+                return Err(missing(candidate, "dylib"));
+            }
             EngineKind::Wasm => {
                 #[cfg(feature = "wasm")]
                 return wasm::load(candidate, &grants);
@@ -102,10 +108,10 @@ impl Adapter for Own {
                 return Err(missing(candidate, "js"));
             }
             EngineKind::Node => {
-                #[cfg(feature = "js")]
+                #[cfg(feature = "node")]
                 return node::load(candidate, grants);
-                #[cfg(not(feature = "js"))]
-                return Err(missing(candidate, "js"));
+                #[cfg(not(feature = "node"))]
+                return Err(missing(candidate, "node"));
             }
             EngineKind::Python => {
                 #[cfg(feature = "python")]
