@@ -25,7 +25,8 @@ use tokio_util::sync::CancellationToken;
 use yohost::call_hook;
 use yohost::contract::kind::{self, HookKind};
 use yohost::contract::*;
-use yohost::{LoadedPlugin, Manifest, NativePlugin};
+use yohost::manifest::Manifest;
+use yohost::{LoadedPlugin, NativePlugin};
 
 /// Arguments of `yohost bench`.
 #[derive(clap::Args)]

@@ -1,12 +1,11 @@
 //! Every hook as a type, for typed calls: `session.call::<kind::BeforeTool>(args)`
 //! takes a [`BeforeToolArgs`] and gives a [`BeforeToolReply`].
 //!
-//! Engines speak the untyped [`HookCall`] and [`HookReply`] (one enum each,
-//! so one channel carries every hook). [`HookKind::from_reply`] is the one
-//! place that checks a reply is the kind of its hook; [`HookKind::parse`]
-//! reads the hook's JSON reply with the same strict reader as
-//! [`HookCall::parse_reply`], and [`HookKind::parse_reply`] names the hook
-//! in its error.
+//! Engines take the untyped [`HookCall`] (one enum, so one channel carries
+//! every hook) and answer with the plugin's reply decoded to JSON. A host
+//! reads that value once, with [`HookKind::parse_reply`]: the same strict
+//! reader as [`HookCall::parse_reply`], naming the hook in its error, and
+//! giving the hook's own reply type. Nothing checks a reply's kind again.
 //!
 //! This module sits above the rest of the contract: it uses the hooks,
 //! arguments, calls and replies, and none of them uses it.
@@ -16,10 +15,11 @@ use crate::arguments::{
     OnInputArgs, OnStopArgs, RunInfo, ToolSpec,
 };
 use crate::call::HookCall;
+use crate::content::ContentBlock;
 use crate::hook::Hook;
 use crate::reply::{
-    tools_from_json, AfterToolReply, BeforeModelReply, BeforeToolReply, HookReply, OnInputReply,
-    OnStopReply, ReplyError, ToolReply,
+    tools_from_json, AfterToolReply, BeforeModelReply, BeforeToolReply, OnInputReply, OnStopReply,
+    ReplyError, ToolReply,
 };
 use serde_json::Value;
 
@@ -35,13 +35,6 @@ pub trait HookKind: Send + Sync + 'static {
     /// The untyped call that carries `args` to an engine.
     fn call(args: Self::Args) -> HookCall;
 
-    /// The untyped form of a reply.
-    fn wrap(reply: Self::Reply) -> HookReply;
-
-    /// The reply, if it is this hook's kind; a [`ReplyError`] naming the
-    /// hook otherwise.
-    fn from_reply(reply: HookReply) -> Result<Self::Reply, ReplyError>;
-
     /// Read the plugin's JSON reply, strictly.
     fn parse(reply: Value) -> Result<Self::Reply, String>;
 
@@ -50,33 +43,21 @@ pub trait HookKind: Send + Sync + 'static {
     fn parse_reply(reply: Value) -> Result<Self::Reply, ReplyError> {
         Self::parse(reply).map_err(|problem| ReplyError::new(Self::HOOK, problem))
     }
-}
 
-/// The error of a reply that belongs to another hook.
-fn wrong_kind(hook: Hook, reply: &HookReply) -> ReplyError {
-    ReplyError::new(
-        hook,
-        format!("got the reply of another hook ({})", reply_name(reply)),
-    )
-}
-
-fn reply_name(reply: &HookReply) -> &'static str {
-    match reply {
-        HookReply::Tools(_) => "tools",
-        HookReply::CallTool(_) => "call_tool",
-        HookReply::BeforeTool(_) => "before_tool",
-        HookReply::AfterTool(_) => "after_tool",
-        HookReply::BeforeModel(_) => "before_model",
-        HookReply::OnInput(_) => "on_input",
-        HookReply::OnStop(_) => "on_stop",
-        HookReply::Ignored => "on_event or finish",
+    /// The content blocks the reply puts in front of the model (a tool's
+    /// result, an output edit), for the host to hold to its content limits.
+    fn content(_reply: &Self::Reply) -> Option<&[ContentBlock]> {
+        None
     }
 }
 
-/// Implement [`HookKind`] for a marker type whose reply is one variant of
-/// [`HookReply`] carrying a value.
+/// Implement [`HookKind`] for a marker type whose reply carries a value
+/// (and, for the hooks that answer with content, where it is).
 macro_rules! valued_kind {
     ($(#[$doc:meta])* $kind:ident, $args:ty, $reply:ty, $parse:expr) => {
+        valued_kind!($(#[$doc])* $kind, $args, $reply, $parse, |_reply| None);
+    };
+    ($(#[$doc:meta])* $kind:ident, $args:ty, $reply:ty, $parse:expr, $content:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct $kind;
@@ -90,19 +71,13 @@ macro_rules! valued_kind {
                 HookCall::$kind(args)
             }
 
-            fn wrap(reply: Self::Reply) -> HookReply {
-                HookReply::$kind(reply)
-            }
-
-            fn from_reply(reply: HookReply) -> Result<Self::Reply, ReplyError> {
-                match reply {
-                    HookReply::$kind(reply) => Ok(reply),
-                    other => Err(wrong_kind(Self::HOOK, &other)),
-                }
-            }
-
             fn parse(reply: Value) -> Result<Self::Reply, String> {
                 ($parse)(reply)
+            }
+
+            fn content(reply: &Self::Reply) -> Option<&[ContentBlock]> {
+                let content: fn(&Self::Reply) -> Option<&[ContentBlock]> = $content;
+                content(reply)
             }
         }
     };
@@ -124,17 +99,6 @@ macro_rules! ignored_kind {
                 HookCall::$kind(args)
             }
 
-            fn wrap(_reply: ()) -> HookReply {
-                HookReply::Ignored
-            }
-
-            fn from_reply(reply: HookReply) -> Result<(), ReplyError> {
-                match reply {
-                    HookReply::Ignored => Ok(()),
-                    other => Err(wrong_kind(Self::HOOK, &other)),
-                }
-            }
-
             fn parse(_reply: Value) -> Result<(), String> {
                 Ok(())
             }
@@ -154,7 +118,8 @@ valued_kind!(
     CallTool,
     CallToolArgs,
     ToolReply,
-    ToolReply::from_json
+    ToolReply::from_json,
+    |reply| Some(&reply.content)
 );
 valued_kind!(
     /// `before_tool`: `null`, `{deny}` or `{args}`.
@@ -168,7 +133,8 @@ valued_kind!(
     AfterTool,
     AfterToolArgs,
     AfterToolReply,
-    AfterToolReply::from_json
+    AfterToolReply::from_json,
+    |reply| reply.content.as_deref()
 );
 valued_kind!(
     /// `before_model`: `null`, a string, `{note}` or `{stop}`.
@@ -213,10 +179,10 @@ mod tests {
         K::Reply: std::fmt::Debug,
     {
         let call = K::call(args);
-        let typed = K::parse_reply(reply.clone()).map(K::wrap);
+        let typed = K::parse_reply(reply.clone()).map(|_| ());
         assert_eq!(
             typed,
-            call.parse_reply(reply.clone()),
+            call.parse_reply(reply.clone()).map(|_| ()),
             "{} {reply}",
             K::HOOK
         );
@@ -262,16 +228,16 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_of_another_hook_is_an_error_naming_both() {
-        let err = BeforeTool::from_reply(HookReply::OnInput(OnInputReply::Pass)).unwrap_err();
-        assert_eq!(err.hook, Hook::BeforeTool);
-        assert!(err.problem.contains("on_input"), "{}", err.problem);
-        assert!(Finish::from_reply(HookReply::Tools(Vec::new())).is_err());
-        assert_eq!(
-            BeforeTool::from_reply(HookReply::BeforeTool(BeforeToolReply::Allow)).unwrap(),
-            BeforeToolReply::Allow
-        );
-        OnEvent::from_reply(HookReply::Ignored).unwrap();
+    fn the_content_a_reply_shows_the_model_is_found_by_kind() {
+        let result = ToolReply::text("ran");
+        assert_eq!(CallTool::content(&result), Some(result.content.as_slice()));
+        assert_eq!(AfterTool::content(&AfterToolReply::default()), None);
+        let edit = AfterToolReply {
+            content: Some(vec![ContentBlock::text("x")]),
+            ..AfterToolReply::default()
+        };
+        assert_eq!(AfterTool::content(&edit).map(<[_]>::len), Some(1));
+        assert_eq!(BeforeTool::content(&BeforeToolReply::Allow), None);
     }
 
     #[test]

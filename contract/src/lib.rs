@@ -21,8 +21,8 @@
 //! error, never a silent allow. Each reply type's `from_json` is the one
 //! reader of its hook's JSON reply; [`HookCall::parse_reply`] (untyped, into
 //! a [`HookReply`]) and [`HookKind::parse`] (typed, see [`kind`]) pick it by
-//! hook, and [`HookKind::from_reply`] is the one place that checks an untyped
-//! reply is its hook's kind.
+//! hook. A host reads an engine's reply once, typed, with
+//! [`HookKind::parse_reply`].
 //!
 //! The modules depend one way: [`Hook`] and the content blocks at the
 //! bottom; the arguments; the replies; the untyped [`HookCall`]; and

@@ -80,6 +80,24 @@ impl HookReply {
         .map_err(|problem| ReplyError::new(hook, problem))
     }
 
+    /// Whether this is a reply to `hook`: its own variant, or
+    /// [`Ignored`](Self::Ignored) for `on_event` and `finish`. A reply built
+    /// in code for another hook is not one, even where its JSON form would
+    /// read as one (`null` is an allow, a pass and an accept alike).
+    pub fn answers(&self, hook: Hook) -> bool {
+        let own = match self {
+            HookReply::Tools(_) => Hook::Tools,
+            HookReply::CallTool(_) => Hook::CallTool,
+            HookReply::BeforeTool(_) => Hook::BeforeTool,
+            HookReply::AfterTool(_) => Hook::AfterTool,
+            HookReply::BeforeModel(_) => Hook::BeforeModel,
+            HookReply::OnInput(_) => Hook::OnInput,
+            HookReply::OnStop(_) => Hook::OnStop,
+            HookReply::Ignored => return matches!(hook, Hook::OnEvent | Hook::Finish),
+        };
+        own == hook
+    }
+
     /// The reply in its contract JSON form (what a plugin would return).
     pub fn to_json(&self) -> Value {
         match self {
@@ -207,8 +225,8 @@ impl BeforeToolReply {
     /// The verdict keeps the rule that its shape alone cannot: a deny gives
     /// a reason. An empty or blank one is a bad reply, since the model and
     /// the person reading the run must learn why the call was blocked.
-    /// [`from_json`](Self::from_json) applies it; a host applies it to a
-    /// verdict built in code.
+    /// [`from_json`](Self::from_json) applies it, so every reply a host
+    /// reads keeps it, including a verdict built in code and sent as JSON.
     pub fn check(&self) -> Result<(), String> {
         match self {
             Self::Deny(reason) if reason.trim().is_empty() => {
@@ -458,6 +476,21 @@ fn kind(value: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_reply_answers_its_own_hook_only() {
+        let allow = HookReply::BeforeTool(BeforeToolReply::Allow);
+        assert!(allow.answers(Hook::BeforeTool));
+        assert!(!allow.answers(Hook::OnInput));
+        let pass = HookReply::OnInput(OnInputReply::Pass);
+        assert!(
+            !pass.answers(Hook::BeforeTool),
+            "`null` alike, another hook"
+        );
+        assert!(HookReply::Ignored.answers(Hook::OnEvent));
+        assert!(HookReply::Ignored.answers(Hook::Finish));
+        assert!(!HookReply::Ignored.answers(Hook::BeforeTool));
+    }
 
     #[test]
     fn tool_replies_accept_text_or_output_objects_only() {

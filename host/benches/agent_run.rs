@@ -275,7 +275,7 @@ fn configs(filter: Option<&str>, alone: bool) -> Vec<Config> {
         let host = PluginHost::from_plugins(vec![yohost::NativePlugin::loaded(
             "allow-all",
             &[Hook::BeforeTool],
-            yohost::Manifest::default(),
+            yohost::manifest::Manifest::default(),
             |_| Ok(HookReply::BeforeTool(BeforeToolReply::Allow)),
         )]);
         let extension: Arc<dyn Extension> = Arc::new(host.extension());

@@ -115,7 +115,6 @@ pub use load::error::{HostError, LoadError};
 pub use load::loaded::{Loaded, LoadedPlugin};
 pub use load::registry::{Refusal, Snapshot};
 pub use load::routing::{NodeNeed, NodeNeeds, Routed};
-pub use manifest::Manifest;
 pub use model::{Confinement, Ecosystem, EngineKind, Mode};
 pub use run::extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};
 pub use run::invoke::call_hook;

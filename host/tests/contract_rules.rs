@@ -26,7 +26,8 @@ use serde_json::json;
 use std::sync::{Arc, Mutex};
 use support::*;
 use yohost::contract::*;
-use yohost::{CallError, Manifest, NativePlugin, PluginHost};
+use yohost::manifest::Manifest;
+use yohost::{CallError, NativePlugin, PluginHost};
 
 fn manifest(priority: i64, required: bool) -> Manifest {
     let mode = if required { "required" } else { "advisory" };

@@ -7,7 +7,8 @@
 //!   survives `to_json` and back, and a deny without a reason is refused by
 //!   both decoders; JSON text and MessagePack bytes of one value decode alike
 //!   (floats exactly);
-//! - MessagePack payloads from dylibs (`codec::decode_msgpack_reply`):
+//! - MessagePack payloads from dylibs (`codec::decode_msgpack_reply`, then
+//!   the same strict reader):
 //!   arbitrary bytes never panic, and a length prefix of up to 2^32 never
 //!   makes the decoder allocate more than a small bound;
 //! - images (`limits::check_image`): arbitrary data never panics;
@@ -27,7 +28,19 @@ use yohost::contract::{
     OnEventArgs, OnInputArgs, OnInputReply, OnStopArgs, OnStopReply, RunInfo, ToolOutputData,
     ToolReply, ToolSpec,
 };
-use yohost::{CallError, Manifest};
+use yohost::manifest::Manifest;
+use yohost::CallError;
+
+/// A JSON reply as an engine decodes it and the host then reads it.
+fn read_json(call: &HookCall, text: &str) -> Result<HookReply, CallError> {
+    Ok(call.parse_reply(decode_json_reply(call, text)?)?)
+}
+
+/// A MessagePack reply as the dylib engine decodes it and the host then
+/// reads it.
+fn read_msgpack(call: &HookCall, bytes: &[u8]) -> Result<HookReply, CallError> {
+    Ok(call.parse_reply(decode_msgpack_reply(call, bytes)?)?)
+}
 
 /// Records the largest single allocation made on the current thread, so a
 /// decoder that trusts a length prefix shows up as one huge request.
@@ -357,16 +370,16 @@ proptest! {
         let call = call_of(hook);
         prop_assert_eq!(call.parse_reply(reply.to_json()), Ok(reply.clone()));
         let bytes = rmp_serde::to_vec_named(&reply.to_json()).unwrap();
-        prop_assert_eq!(decode_msgpack_reply(&call, &bytes).ok(), Some(reply));
+        prop_assert_eq!(read_msgpack(&call, &bytes).ok(), Some(reply));
     }
 
     #[test]
     fn a_deny_without_a_reason_is_refused_by_both_decoders(blank in "[ \t\n\r]{0,8}") {
         let call = call_of(Hook::BeforeTool);
         let reply = json!({ "deny": blank });
-        prop_assert!(decode_json_reply(&call, &reply.to_string()).is_err());
+        prop_assert!(read_json(&call, &reply.to_string()).is_err());
         let bytes = rmp_serde::to_vec_named(&reply).unwrap();
-        prop_assert!(decode_msgpack_reply(&call, &bytes).is_err());
+        prop_assert!(read_msgpack(&call, &bytes).is_err());
     }
 
     #[test]
@@ -374,8 +387,8 @@ proptest! {
         let text = value.to_string();
         let bytes = rmp_serde::to_vec_named(&value).unwrap();
         for call in calls() {
-            let from_json = decode_json_reply(&call, &text);
-            let from_msgpack = decode_msgpack_reply(&call, &bytes);
+            let from_json = read_json(&call, &text);
+            let from_msgpack = read_msgpack(&call, &bytes);
             prop_assert!(
                 agree(&from_json, &from_msgpack),
                 "{}: {:?} vs {:?}", call.hook(), from_json, from_msgpack
@@ -388,10 +401,10 @@ proptest! {
         bytes in prop::collection::vec(any::<u8>(), 0..256)
     ) {
         for call in calls() {
-            let (_, largest) = largest_allocation(|| decode_msgpack_reply(&call, &bytes));
+            let (_, largest) = largest_allocation(|| read_msgpack(&call, &bytes));
             prop_assert!(largest < ALLOCATION_BOUND, "{largest} bytes for {bytes:?}");
             let text = String::from_utf8_lossy(&bytes);
-            let (_, largest) = largest_allocation(|| decode_json_reply(&call, &text));
+            let (_, largest) = largest_allocation(|| read_json(&call, &text));
             prop_assert!(largest < ALLOCATION_BOUND, "{largest} bytes for {text:?}");
         }
     }
@@ -428,7 +441,7 @@ proptest! {
         }
         bytes.extend_from_slice(&tail);
         for call in calls() {
-            let (decoded, largest) = largest_allocation(|| decode_msgpack_reply(&call, &bytes));
+            let (decoded, largest) = largest_allocation(|| read_msgpack(&call, &bytes));
             prop_assert!(decoded.is_err(), "{bytes:?} cannot hold what it claims");
             prop_assert!(largest < ALLOCATION_BOUND, "{largest} bytes for {bytes:?}");
         }
@@ -543,7 +556,7 @@ fn json_replies_nested_ten_thousand_deep_are_errors() {
     ] {
         for call in calls() {
             assert!(
-                matches!(decode_json_reply(&call, &text), Err(CallError::BadReply(_))),
+                matches!(read_json(&call, &text), Err(CallError::BadReply(_))),
                 "{}",
                 call.hook()
             );
@@ -563,10 +576,7 @@ fn msgpack_replies_nested_ten_thousand_deep_are_errors() {
     for bytes in [deep_array, deep_map, deep_args] {
         for call in calls() {
             assert!(
-                matches!(
-                    decode_msgpack_reply(&call, &bytes),
-                    Err(CallError::BadReply(_))
-                ),
+                matches!(read_msgpack(&call, &bytes), Err(CallError::BadReply(_))),
                 "{}",
                 call.hook()
             );
@@ -580,14 +590,14 @@ fn msgpack_replies_nest_exactly_as_deep_as_json_replies() {
     let mut deepest = None;
     for depth in 1..200 {
         let text = format!("{{\"args\":{}}}", nested("{\"a\":", "1", "}", depth));
-        let from_json = decode_json_reply(&call, &text);
+        let from_json = read_json(&call, &text);
         let bytes = [
             [0x81_u8, 0xa4, b'a', b'r', b'g', b's'].as_slice(),
             &[0x81, 0xa1, b'a'].repeat(depth),
             &[0x01],
         ]
         .concat();
-        let from_msgpack = decode_msgpack_reply(&call, &bytes);
+        let from_msgpack = read_msgpack(&call, &bytes);
         assert!(
             agree(&from_json, &from_msgpack),
             "{depth}: {from_json:?} vs {from_msgpack:?}"
@@ -626,7 +636,7 @@ fn a_float_in_a_json_reply_keeps_its_exact_value() {
     let float = -1.877171029795985e271_f64;
     let reply = json!({"content": [], "details": {"x": float}});
     let call = call_of(Hook::CallTool);
-    let Ok(HookReply::CallTool(parsed)) = decode_json_reply(&call, &reply.to_string()) else {
+    let Ok(HookReply::CallTool(parsed)) = read_json(&call, &reply.to_string()) else {
         panic!("parses");
     };
     assert_eq!(parsed.details["x"].as_f64(), Some(float));

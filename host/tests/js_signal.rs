@@ -45,10 +45,7 @@ async fn logged_soon(logs: &Captured, prefix: &str) -> Option<String> {
     None
 }
 
-async fn call_wait(
-    host: &PluginHost,
-    limits: CallLimits,
-) -> Result<yohost::contract::HookReply, CallError> {
+async fn call_wait(host: &PluginHost, limits: CallLimits) -> Result<serde_json::Value, CallError> {
     call_tool(host, "wait", limits).await
 }
 
@@ -57,7 +54,7 @@ async fn call_tool(
     host: &PluginHost,
     tool: &str,
     limits: CallLimits,
-) -> Result<yohost::contract::HookReply, CallError> {
+) -> Result<serde_json::Value, CallError> {
     let plugin = host.plugins()[0].clone();
     let run = RunInfo {
         run_id: format!("signal-{tool}"),

@@ -16,7 +16,7 @@
 //!
 //! What counts as an import is every `crate::…` path in a module's code,
 //! outside comments and outside its `#[cfg(test)]` module (tests may reach
-//! any layer). A path through the crate root's re-exports (`crate::Manifest`)
+//! any layer). A path through the crate root's re-exports (`crate::NativePlugin`)
 //! is refused in code: it would hide the layer it reaches.
 //!
 //! The graph whose cycles are refused has one node per module at the second

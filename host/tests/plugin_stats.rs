@@ -13,7 +13,8 @@ use serde_json::json;
 use std::time::Duration;
 use support::*;
 use yohost::contract::*;
-use yohost::{CallError, HookFigures, Manifest, NativePlugin, PluginHost};
+use yohost::manifest::Manifest;
+use yohost::{CallError, HookFigures, NativePlugin, PluginHost};
 
 fn figures(host: &PluginHost, plugin: &str, hook: Hook) -> HookFigures {
     host.stats()

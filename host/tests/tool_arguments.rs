@@ -113,7 +113,7 @@ fn a_tool_whose_schema_fans_out_is_refused_at_load_and_never_hangs_the_host() {
     let plugin = yohost::NativePlugin::loaded(
         "fanout",
         &[Hook::Tools, Hook::CallTool],
-        yohost::Manifest::default(),
+        yohost::manifest::Manifest::default(),
         move |call| match call {
             HookCall::Tools(_) => Ok(HookReply::Tools(vec![ToolSpec {
                 name: "fan".into(),

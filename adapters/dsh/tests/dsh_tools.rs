@@ -376,7 +376,9 @@ async fn ask_tools(host: &PluginHost) -> HookReply {
         deadline: Instant::now() + Duration::from_secs(5),
         cancel: CancellationToken::new(),
     };
-    opened.call(HookCall::Tools(run), limits).await.unwrap()
+    let call = HookCall::Tools(run);
+    let reply: serde_json::Value = opened.call(call.clone(), limits).await.unwrap();
+    call.parse_reply(reply).unwrap()
 }
 
 #[tokio::test]

@@ -327,7 +327,9 @@ async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> HookR
         deadline: Instant::now() + Duration::from_secs(5),
         cancel: CancellationToken::new(),
     };
-    opened.call(call(run), limits).await.unwrap()
+    let call = call(run);
+    let reply = opened.call(call.clone(), limits).await.unwrap();
+    call.parse_reply(reply).unwrap()
 }
 
 #[tokio::test]

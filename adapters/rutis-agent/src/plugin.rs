@@ -9,6 +9,7 @@
 use crate::library::{OpenError, Returned, ToolLibrary};
 use crate::reply::tool_reply;
 use crate::schema::{check_unique, parse_tool, SchemaError, MAX_SCHEMA_BYTES, MAX_TOOLS};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::sync::Arc;
@@ -45,20 +46,15 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         }
     };
     let worker_name = format!("rutis-{}", name.as_deref().unwrap_or(&candidate.name));
-    Ok(Loaded {
-        plugin: Arc::new(ToolPlugin(Arc::new(Tools {
-            library: Arc::new(library),
-            tools,
-            worker: WorkerSlot::new(&worker_name),
-        }))),
-        hooks: BTreeSet::from([Hook::Tools, Hook::CallTool]),
-        name: name.filter(|n| !n.trim().is_empty()),
-        warnings: Vec::new(),
-        unloads: false,
-        ecosystem: Some(Ecosystem::RutisAgent),
-        routed: None,
-        processes: None,
-    })
+    let plugin = Arc::new(ToolPlugin(Arc::new(Tools {
+        library: Arc::new(library),
+        tools,
+        worker: WorkerSlot::new(&worker_name),
+    })));
+    let mut loaded = Loaded::new(plugin, [Hook::Tools, Hook::CallTool]);
+    loaded.name = name.filter(|n| !n.trim().is_empty());
+    loaded.ecosystem = Some(Ecosystem::RutisAgent);
+    Ok(loaded)
 }
 
 /// Every tool's schema, checked.
@@ -99,10 +95,10 @@ struct ToolRun(Arc<Tools>);
 
 #[async_trait::async_trait]
 impl PluginRun for ToolRun {
-    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
         let tools = &self.0;
         match call {
-            HookCall::Tools(_) => Ok(HookReply::Tools(tools.tools.clone())),
+            HookCall::Tools(_) => Ok(HookReply::Tools(tools.tools.clone()).to_json()),
             HookCall::CallTool(args) => {
                 let index = tools
                     .tools
@@ -119,7 +115,7 @@ impl PluginRun for ToolRun {
                     .run(move || library.invoke(index, &json, yohost::limits::MAX_REPLY_BYTES))
                     .await
                     .map_err(|e| CallError::Crashed(e.to_string()))?;
-                tool_reply(returned).map(HookReply::CallTool)
+                tool_reply(returned).map(|reply| reply.to_json())
             }
             other => Err(CallError::Guest(format!(
                 "a rutis-agent tool library has no `{}` hook",

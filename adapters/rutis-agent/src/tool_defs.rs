@@ -34,8 +34,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tokio::task::AbortHandle;
 use yohost::contract::{Hook, HookCall, HookReply, RunInfo, ToolReply, ToolSpec};
+use yohost::manifest::Manifest;
+use yohost::Ecosystem;
 use yohost::{CallError, CallLimits, EngineKind, LoadedPlugin, Plugin, PluginRun};
-use yohost::{Ecosystem, Manifest};
 
 /// A runner: rutis-agent's `ToolDef::run`.
 pub type Runner =
@@ -76,19 +77,17 @@ pub fn plugin(
         })
         .collect::<Result<Vec<ToolSpec>, _>>()?;
     check_unique(&tools)?;
-    Ok(LoadedPlugin {
-        name: name.to_string(),
-        file: format!("<rutis-agent:{name}>").into(),
-        engine: EngineKind::Native,
-        routed: None,
-        ecosystem: Ecosystem::RutisAgent,
-        manifest,
-        hooks: BTreeSet::from([Hook::Tools, Hook::CallTool]),
-        warnings: Vec::new(),
-        processes: None,
-        plugin: Arc::new(Defs(Arc::new((tools, defs)))),
-        stats: Default::default(),
-    })
+    let plugin = Arc::new(Defs(Arc::new((tools, defs))));
+    let mut loaded = LoadedPlugin::new(
+        name,
+        EngineKind::Native,
+        plugin,
+        [Hook::Tools, Hook::CallTool],
+    );
+    loaded.file = format!("<rutis-agent:{name}>").into();
+    loaded.ecosystem = Ecosystem::RutisAgent;
+    loaded.manifest = manifest;
+    Ok(loaded)
 }
 
 /// The tools' specs and their definitions, index for index.
@@ -105,10 +104,10 @@ impl Plugin for Defs {
 
 #[async_trait::async_trait]
 impl PluginRun for Defs {
-    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
         let (specs, defs) = &*self.0;
         match call {
-            HookCall::Tools(_) => Ok(HookReply::Tools(specs.clone())),
+            HookCall::Tools(_) => Ok(HookReply::Tools(specs.clone()).to_json()),
             HookCall::CallTool(args) => {
                 let def = specs
                     .iter()
@@ -123,7 +122,7 @@ impl PluginRun for Defs {
                 // A call abandoned at its deadline stops its task.
                 let _abort = AbortOnDrop(task.abort_handle());
                 let outcome = task.await.map_err(|e| crashed(format!("failed: {e}")))?;
-                Ok(HookReply::CallTool(match outcome {
+                let reply = match outcome {
                     Ok(Value::String(text)) => ToolReply::text(text),
                     Ok(value) => {
                         let mut reply = ToolReply::text(value.to_string());
@@ -131,7 +130,8 @@ impl PluginRun for Defs {
                         reply
                     }
                     Err(message) => ToolReply::error(message),
-                }))
+                };
+                Ok(reply.to_json())
             }
             other => Err(CallError::Guest(format!(
                 "rutis-agent tools have no `{}` hook",

@@ -8,7 +8,8 @@ use tokio_util::sync::CancellationToken;
 use yoagent::extension::{Extension, RunContext, RunHooks};
 use yoagent::{AgentMessage, Message, ToolCallRequest, ToolDecision};
 use yohost::contract::{BeforeToolReply, Hook, HookReply};
-use yohost::{Manifest, NativePlugin, PluginHost};
+use yohost::manifest::Manifest;
+use yohost::{NativePlugin, PluginHost};
 
 /// A host with one in-process policy that allows every call: the baseline.
 pub fn native_baseline() -> PluginHost {

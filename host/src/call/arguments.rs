@@ -112,6 +112,7 @@ impl ArgumentCheck {
 /// Check `args` against `schema` for tool `tool` at once: the same verdict
 /// and words as the host's own check, for a plugin that prepares its
 /// arguments before checking them (the JS engine's `validate` service).
+#[cfg(feature = "js")]
 pub(crate) fn check_once(tool: &str, schema: &Value, args: &Value) -> Result<(), String> {
     let check = ArgumentCheck::new(tool, schema);
     if let Some(why) = check.refusal() {

@@ -1,23 +1,26 @@
-//! Turning a plugin's reply bytes into a typed reply, for every engine.
+//! Turning a plugin's reply bytes into the decoded reply value, and a
+//! hook's argument into bytes, for every engine.
 //!
-//! The size limit is checked on the bytes before anything is parsed, and the
-//! shape is checked strictly by the contract.
+//! The size limit is checked on the bytes before anything is decoded. The
+//! shape is checked later, once, by
+//! [`call_hook`](crate::run::invoke::call_hook) with the contract's strict
+//! reader.
 
 use crate::call::error::CallError;
 use crate::model::limits::MAX_REPLY_BYTES;
 use serde::Deserialize;
-use yohost_contract::{HookCall, HookReply};
+use serde_json::Value;
+use yohost_contract::HookCall;
 
-/// Read a JSON reply (JS and Python engines cross as JSON text).
-pub fn decode_json_reply(call: &HookCall, text: &str) -> Result<HookReply, CallError> {
+/// Decode a JSON reply (JS and Python engines cross as JSON text).
+pub fn decode_json_reply(call: &HookCall, text: &str) -> Result<Value, CallError> {
     check_size(text.len())?;
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+    serde_json::from_str(text).map_err(|e| {
         CallError::BadReply(yohost_contract::ReplyError {
             hook: call.hook(),
             problem: format!("not JSON: {e}"),
         })
-    })?;
-    Ok(call.parse_reply(value)?)
+    })
 }
 
 /// How deeply a MessagePack reply may nest: as deeply as `serde_json` lets
@@ -25,10 +28,10 @@ pub fn decode_json_reply(call: &HookCall, text: &str) -> Result<HookReply, CallE
 /// decoding never recurses deeper than that).
 pub const MAX_MSGPACK_DEPTH: usize = 128;
 
-/// Read a MessagePack reply (the dylib ABI): exactly one value, nested at
+/// Decode a MessagePack reply (the dylib ABI): exactly one value, nested at
 /// most [`MAX_MSGPACK_DEPTH`] deep. Length prefixes are never trusted: a
 /// string, list or map can claim no more than the bytes that follow.
-pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<HookReply, CallError> {
+pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<Value, CallError> {
     check_size(bytes.len())?;
     let bad = |problem: String| {
         CallError::BadReply(yohost_contract::ReplyError {
@@ -39,15 +42,15 @@ pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<HookReply, 
     let mut rest = bytes;
     let mut decoder = rmp_serde::Deserializer::new(&mut rest);
     decoder.set_max_depth(MAX_MSGPACK_DEPTH);
-    let value = serde_json::Value::deserialize(&mut decoder)
-        .map_err(|e| bad(format!("not MessagePack: {e}")))?;
+    let value =
+        Value::deserialize(&mut decoder).map_err(|e| bad(format!("not MessagePack: {e}")))?;
     if !rest.is_empty() {
         return Err(bad(format!(
             "not MessagePack: {} bytes after the reply",
             rest.len()
         )));
     }
-    Ok(call.parse_reply(value)?)
+    Ok(value)
 }
 
 /// The hook's argument as MessagePack bytes. An argument that cannot be
@@ -148,9 +151,6 @@ mod tests {
     fn msgpack_replies_round_trip() {
         let bytes = rmp_serde::to_vec_named(&serde_json::json!({"reject": "no"})).unwrap();
         let reply = decode_msgpack_reply(&on_input(), &bytes).unwrap();
-        assert_eq!(
-            reply,
-            HookReply::OnInput(yohost_contract::OnInputReply::Reject("no".into()))
-        );
+        assert_eq!(reply, serde_json::json!({"reject": "no"}));
     }
 }

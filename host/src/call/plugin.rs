@@ -10,10 +10,11 @@
 //! `Guest`; a panic, a trap or a broken engine is `Crashed`.
 
 use crate::call::error::CallError;
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-use yohost_contract::{HookCall, HookReply, RunInfo};
+use yohost_contract::{HookCall, RunInfo};
 
 /// What bounds one hook call.
 #[derive(Debug, Clone)]
@@ -39,8 +40,10 @@ pub trait Plugin: Send + Sync {
 #[async_trait::async_trait]
 pub trait PluginRun: Send + Sync {
     /// Run one hook. The host wraps this in the deadline, the run's cancel
-    /// and a span; the engine returns the typed reply or why it failed.
-    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError>;
+    /// and a span; the engine returns the plugin's reply decoded to the
+    /// contract's JSON form (within the reply size limit), or why it failed.
+    /// The host reads the value once, strictly, into the hook's reply type.
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError>;
 
     /// The run ended: release per-run state. Called once, after `finish`.
     async fn close(&self) {}

@@ -23,6 +23,7 @@ pub(crate) struct Unload {
 
 impl Unload {
     /// A new unload, and what its engine thread holds until it ends.
+    #[cfg(feature = "js")]
     pub(crate) fn start() -> (Arc<Unload>, Ending) {
         let unload = Arc::new(Unload::default());
         (Arc::clone(&unload), Ending(unload))
@@ -51,8 +52,10 @@ impl Unload {
 
 /// Held by an engine thread: the unload is over when it is dropped, that
 /// is when the thread ends, however it ends.
+#[cfg(feature = "js")]
 pub(crate) struct Ending(Arc<Unload>);
 
+#[cfg(feature = "js")]
 impl Drop for Ending {
     fn drop(&mut self) {
         *self.0.over() = true;
@@ -75,6 +78,7 @@ fn prune(list: &mut Vec<(Arc<Unload>, Instant)>) {
 
 /// Note that `unload` started; it is given up at `deadline`. Never blocks
 /// for longer than a lock.
+#[cfg(feature = "js")]
 pub(crate) fn started(unload: Arc<Unload>, deadline: Instant) {
     let mut list = under_way();
     prune(&mut list);
@@ -91,7 +95,7 @@ pub(crate) fn wait_for_unloads() {
     prune(&mut under_way());
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "js"))]
 mod tests {
     use super::*;
     use std::time::Duration;

@@ -20,6 +20,7 @@ use crate::load::{private_dir, source};
 use crate::model::limits::MAX_LIBRARY_BYTES;
 use crate::model::sync::lock;
 use libloading::Library;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::ffi::c_void;
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use yohost_contract::abi::{self, Buffer, HostApi, PluginEntry};
-use yohost_contract::{Hook, HookCall, HookReply, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
+use yohost_contract::{Hook, HookCall, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
 
 /// Load a dylib plugin.
 pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
@@ -326,7 +327,7 @@ fn call_native(
 }
 
 /// The plugin's answer to `call`, read.
-fn read_answer(call: &HookCall, answer: Answer) -> Result<HookReply, CallError> {
+fn read_answer(call: &HookCall, answer: Answer) -> Result<Value, CallError> {
     let bytes = answer.bytes;
     match answer.status {
         abi::STATUS_OK => decode_msgpack_reply(call, &bytes),
@@ -345,7 +346,7 @@ fn read_answer(call: &HookCall, answer: Answer) -> Result<HookReply, CallError> 
 
 #[async_trait::async_trait]
 impl PluginRun for DylibRun {
-    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
         let input = encode_msgpack_args(&call)?;
         let hook_index = Hook::ALL
             .iter()

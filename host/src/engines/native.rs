@@ -3,14 +3,12 @@
 
 use crate::call::error::CallError;
 use crate::call::plugin::{CallLimits, Plugin, PluginRun};
-use crate::call::stats::PluginStats;
 use crate::load::loaded::LoadedPlugin;
 use crate::load::manifest::Manifest;
 use crate::model::EngineKind;
-use std::collections::BTreeSet;
-use std::path::PathBuf;
+use serde_json::Value;
 use std::sync::Arc;
-use yohost_contract::{Hook, HookCall, HookReply, RunInfo};
+use yohost_contract::{Hook, HookCall, HookReply, ReplyError, RunInfo};
 
 type Handler = dyn Fn(HookCall) -> Result<HookReply, CallError> + Send + Sync;
 
@@ -22,28 +20,22 @@ pub struct NativePlugin {
 impl NativePlugin {
     /// A plugin named `name` implementing `hooks` with `handler`, ready to
     /// go into [`PluginHost::from_plugins`](crate::PluginHost::from_plugins).
-    /// The manifest sets its mode, priority and timeouts.
+    /// The manifest sets its mode, priority and timeouts. The handler's
+    /// reply crosses as the contract's JSON form and is read by the same
+    /// strict reader as every engine's (a blank deny is a bad reply); a
+    /// reply of another hook than the one called is a bad reply too.
     pub fn loaded(
         name: &str,
         hooks: &[Hook],
         manifest: Manifest,
         handler: impl Fn(HookCall) -> Result<HookReply, CallError> + Send + Sync + 'static,
     ) -> LoadedPlugin {
-        LoadedPlugin {
-            name: name.to_string(),
-            file: PathBuf::from(format!("<native:{name}>")),
-            engine: EngineKind::Native,
-            routed: None,
-            ecosystem: crate::model::Ecosystem::Yohost,
-            manifest,
-            hooks: hooks.iter().copied().collect::<BTreeSet<_>>(),
-            warnings: Vec::new(),
-            processes: None,
-            plugin: Arc::new(NativePlugin {
-                handler: Arc::new(handler),
-            }),
-            stats: PluginStats::default(),
-        }
+        let plugin = Arc::new(NativePlugin {
+            handler: Arc::new(handler),
+        });
+        let mut loaded = LoadedPlugin::new(name, EngineKind::Native, plugin, hooks.iter().copied());
+        loaded.manifest = manifest;
+        loaded
     }
 }
 
@@ -62,7 +54,15 @@ struct NativeRun {
 
 #[async_trait::async_trait]
 impl PluginRun for NativeRun {
-    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
-        (self.handler)(call)
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
+        let hook = call.hook();
+        let reply = (self.handler)(call)?;
+        if !reply.answers(hook) {
+            return Err(CallError::BadReply(ReplyError::new(
+                hook,
+                format!("got the reply of another hook: {reply:?}"),
+            )));
+        }
+        Ok(reply.to_json())
     }
 }

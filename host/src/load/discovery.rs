@@ -32,8 +32,10 @@ use crate::model::EngineKind;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// A plugin found on disk, not loaded yet.
+/// A plugin found on disk, not loaded yet. Only discovery makes one, so
+/// an engine or adapter is always handed a checked name and manifest.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Candidate {
     /// Its name: the manifest's, else the file stem or folder name. Always a
     /// valid name ([`check_name`]).

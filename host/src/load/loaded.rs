@@ -12,7 +12,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use yohost_contract::Hook;
 
-/// What an engine found when it loaded a plugin.
+/// What an engine found when it loaded a plugin. Built with
+/// [`Loaded::new`]; fields may be added, so it is not built by a literal
+/// outside this crate.
+#[non_exhaustive]
 pub struct Loaded {
     /// The plugin.
     pub plugin: Arc<dyn Plugin>,
@@ -35,7 +38,28 @@ pub struct Loaded {
     pub processes: Option<Confinement>,
 }
 
-/// A plugin the host loaded, with what it knows about it.
+impl Loaded {
+    /// A plugin implementing `hooks`, with nothing else known yet: no name
+    /// of its own, no warnings, no unload code, its ecosystem the file's,
+    /// not routed, and no processes.
+    pub fn new(plugin: Arc<dyn Plugin>, hooks: impl IntoIterator<Item = Hook>) -> Self {
+        Self {
+            plugin,
+            hooks: hooks.into_iter().collect(),
+            name: None,
+            warnings: Vec::new(),
+            unloads: false,
+            ecosystem: None,
+            routed: None,
+            processes: None,
+        }
+    }
+}
+
+/// A plugin the host loaded, with what it knows about it. Built with
+/// [`LoadedPlugin::new`] (or by the host from a [`Loaded`]); fields may be
+/// added, so it is not built by a literal outside this crate.
+#[non_exhaustive]
 pub struct LoadedPlugin {
     /// Unique within the host.
     pub name: String,
@@ -64,6 +88,49 @@ pub struct LoadedPlugin {
 }
 
 impl LoadedPlugin {
+    /// `plugin`, named `name`, running on `engine` and implementing
+    /// `hooks`, with the default manifest, written for yohost, from the
+    /// file `<engine:name>`, with no warnings, no processes, not routed, and
+    /// no figures yet. Set the other fields on the value.
+    pub fn new(
+        name: &str,
+        engine: EngineKind,
+        plugin: Arc<dyn Plugin>,
+        hooks: impl IntoIterator<Item = Hook>,
+    ) -> Self {
+        Self {
+            name: name.to_string(),
+            file: PathBuf::from(format!("<{}:{name}>", engine.as_str())),
+            engine,
+            routed: None,
+            ecosystem: Ecosystem::Yohost,
+            manifest: Manifest::default(),
+            hooks: hooks.into_iter().collect(),
+            warnings: Vec::new(),
+            processes: None,
+            plugin,
+            stats: PluginStats::default(),
+        }
+    }
+
+    /// The same plugin, as another host would hold it: the same code and
+    /// what was learnt at load, with no figures yet.
+    pub fn share(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            file: self.file.clone(),
+            engine: self.engine,
+            routed: self.routed.clone(),
+            ecosystem: self.ecosystem,
+            manifest: self.manifest.clone(),
+            hooks: self.hooks.clone(),
+            warnings: self.warnings.clone(),
+            processes: self.processes,
+            plugin: Arc::clone(&self.plugin),
+            stats: PluginStats::default(),
+        }
+    }
+
     /// Advisory or required.
     pub fn mode(&self) -> Mode {
         self.manifest.mode

@@ -172,6 +172,7 @@ pub enum EngineChoice {
 
 /// `[limits]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// Memory for the plugin's instance in MiB. Absent: 64 MiB.
@@ -180,6 +181,7 @@ pub struct Limits {
 
 /// `[capabilities]`: everything is denied unless granted here.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct Capabilities {
     /// Directories the plugin may read, relative to the plugin's folder (or
@@ -288,6 +290,7 @@ impl Network {
 
 /// A parsed `plugin.toml` (all defaults when the file is absent).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// The plugin's name. Absent: the plugin's own name, else the file stem.

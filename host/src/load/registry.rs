@@ -433,7 +433,8 @@ fn sort_for_running(plugins: &mut [Arc<LoadedPlugin>]) {
     plugins.sort_by(|a, b| (a.manifest.priority(), &a.name).cmp(&(b.manifest.priority(), &b.name)));
 }
 
-#[cfg(test)]
+/// These load a TypeScript plugin, so they need the JS engine.
+#[cfg(all(test, feature = "js"))]
 mod tests {
     use super::*;
 

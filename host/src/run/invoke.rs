@@ -7,15 +7,14 @@
 //!   async exceptions), never to time the call themselves; a call still
 //!   unanswered at its deadline is [`CallError::Timeout`] with the plugin's
 //!   timeout for the hook, whichever side noticed first;
-//! - the reply's kind is checked once, by [`HookKind::from_reply`];
+//! - the reply is read once, strictly, into the hook's own type, by
+//!   [`HookKind::parse_reply`] (a deny gives a reason: the contract's rule,
+//!   [`BeforeToolReply::check`](yohost_contract::BeforeToolReply::check));
 //! - a plugin's log lines during the call are bounded
 //!   ([`crate::call::logging`]: lines over the call's bound are dropped, and
 //!   counted when it ends);
-//! - images in a reply are checked against the limits, and a deny gives a
-//!   reason (the contract's rule,
-//!   [`BeforeToolReply::check`](yohost_contract::BeforeToolReply::check),
-//!   applied here to replies built in code too: an empty or blank reason is
-//!   a bad reply).
+//! - the content a reply shows the model ([`HookKind::content`]) is
+//!   checked against the limits.
 
 use crate::call::error::{CallError, HookError};
 use crate::call::logging::{hook_span, CallLogs};
@@ -25,7 +24,7 @@ use crate::model::limits::check_content;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use yohost_contract::{HookKind, HookReply, ReplyError};
+use yohost_contract::{HookKind, ReplyError};
 
 /// Call hook `K` with `args` on `run` of `plugin`, within the plugin's
 /// timeout for `K` and the run's `cancel`. The reply is `K`'s own, and its
@@ -65,32 +64,20 @@ pub async fn call_hook<K: HookKind>(
     }
     .instrument(span)
     .await;
-    let reply = outcome.map_err(fail)?;
-    check_reply(&reply).map_err(|problem| {
-        fail(CallError::BadReply(ReplyError {
-            hook: K::HOOK,
-            problem,
-        }))
-    })?;
-    K::from_reply(reply).map_err(|e| fail(CallError::BadReply(e)))
-}
-
-/// The images of a tool result or an output edit are allowed, and a deny
-/// has a reason.
-fn check_reply(reply: &HookReply) -> Result<(), String> {
-    match reply {
-        HookReply::CallTool(r) => check_content(&r.content),
-        HookReply::AfterTool(r) => r.content.as_deref().map_or(Ok(()), check_content),
-        HookReply::BeforeTool(r) => r.check(),
-        _ => Ok(()),
+    let reply = K::parse_reply(outcome.map_err(fail)?).map_err(|e| fail(CallError::BadReply(e)))?;
+    if let Some(content) = K::content(&reply) {
+        check_content(content)
+            .map_err(|problem| fail(CallError::BadReply(ReplyError::new(K::HOOK, problem))))?;
     }
+    Ok(reply)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Manifest, NativePlugin};
-    use yohost_contract::{BeforeToolArgs, BeforeToolReply, Hook, RunInfo};
+    use crate::load::manifest::Manifest;
+    use crate::NativePlugin;
+    use yohost_contract::{BeforeToolArgs, BeforeToolReply, Hook, HookReply, RunInfo};
 
     async fn deny_with(reason: &'static str) -> Result<BeforeToolReply, HookError> {
         let plugin = NativePlugin::loaded(

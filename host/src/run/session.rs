@@ -395,7 +395,8 @@ mod tests {
     }
 
     async fn observer(mode: &str) -> Arc<PluginSession> {
-        let manifest = crate::Manifest::parse(&format!("mode = \"{mode}\"")).unwrap();
+        let manifest =
+            crate::load::manifest::Manifest::parse(&format!("mode = \"{mode}\"")).unwrap();
         let plugin = crate::NativePlugin::loaded("observer", &[Hook::OnEvent], manifest, |_| {
             Ok(HookReply::Ignored)
         });

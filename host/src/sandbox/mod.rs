@@ -165,7 +165,7 @@ impl ProcessSandbox {
 
     /// A sandbox with `grants`, no network and the base environment, for
     /// the host's own unit tests.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "js"))]
     pub(crate) fn for_tests(grants: Grants) -> ProcessSandbox {
         kernel::support().expect("these tests need Landlock");
         ProcessSandbox {

@@ -1,7 +1,7 @@
 //! The conformance fixture in Rust. The same source is built as a dylib
 //! (`conformance_fixture` in host/Cargo.toml) and as a Wasm component
 //! (`conformance_fixture` in tests/plugins/wasm/Cargo.toml). What each hook
-//! does is the protocol in host/tests/conformance/main.rs.
+//! does is the protocol in suite/tests/conformance/main.rs.
 //!
 //! Native code cannot be interrupted: built as a dylib, `spin` stops by
 //! itself after two seconds and `hang` sleeps for an hour (its thread is

@@ -6,8 +6,9 @@
 use super::runtime::Instance;
 use crate::call::error::CallError;
 use crate::call::plugin::{CallLimits, Plugin, PluginRun};
+use serde_json::Value;
 use std::sync::Arc;
-use yohost_contract::{HookCall, HookReply, RunInfo};
+use yohost_contract::{HookCall, RunInfo};
 
 /// A loaded JavaScript plugin.
 pub struct JsPlugin {
@@ -37,7 +38,7 @@ struct JsRun {
 
 #[async_trait::async_trait]
 impl PluginRun for JsRun {
-    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError> {
         self.instance.call(call, limits).await
     }
 }

@@ -13,9 +13,10 @@ use super::process::{Launch, Process};
 use crate::call::error::CallError;
 use crate::call::plugin::{CallLimits, Plugin, PluginRun};
 use crate::model::sync::lock;
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::Mutex;
-use yohost_contract::{HookCall, HookReply, RunInfo};
+use yohost_contract::{HookCall, RunInfo};
 
 /// A loaded plugin on Node.
 pub struct NodePlugin {
@@ -78,7 +79,7 @@ struct NodeRun {
 
 #[async_trait::async_trait]
 impl PluginRun for NodeRun {
-    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError> {
         let held = Arc::clone(&lock(&self.process));
         let process = if held.is_retired() {
             let current = self.serving.current().await?;

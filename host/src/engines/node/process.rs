@@ -38,6 +38,7 @@ use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::sync::lock;
 use crate::sandbox::{PluginProcess, ProcessSandbox};
 use serde_json::value::RawValue;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::BufReader;
@@ -47,7 +48,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use yohost_contract::{HookCall, HookReply, ReplyError};
+use yohost_contract::{HookCall, ReplyError};
 
 /// How to start the process, and what to send it: kept to start it again
 /// after it was killed or died.
@@ -126,7 +127,7 @@ pub struct Process {
 /// A call waiting for its reply.
 struct Pending {
     call: HookCall,
-    reply: oneshot::Sender<Result<HookReply, CallError>>,
+    reply: oneshot::Sender<Result<Value, CallError>>,
     caller: Caller,
     /// When the host stops waiting for it.
     deadline: Instant,
@@ -248,7 +249,7 @@ impl Process {
     /// Run one hook call. A call the host stops waiting for is aborted in
     /// the plugin (its `ctx.signal`); past its deadline, the process is
     /// retired as well.
-    pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+    pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError> {
         let shared = &self.shared;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         // An argument that cannot be encoded fails the call, as on every
@@ -462,7 +463,7 @@ impl Shared {
     }
 
     fn handle(&self, message: FromNode) {
-        let answer = |id: u64, outcome: &dyn Fn(&HookCall) -> Result<HookReply, CallError>| {
+        let answer = |id: u64, outcome: &dyn Fn(&HookCall) -> Result<Value, CallError>| {
             let pending = lock(&self.pending).remove(&id);
             if let Some(p) = pending {
                 let _ = p.reply.send(outcome(&p.call));

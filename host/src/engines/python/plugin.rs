@@ -10,9 +10,10 @@ use crate::call::codec::{decode_json_reply, encode_json_args};
 use crate::call::error::CallError;
 use crate::call::plugin::{CallLimits, Plugin, PluginRun};
 use pyo3::prelude::*;
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
-use yohost_contract::{HookCall, HookReply, ReplyError, RunInfo};
+use yohost_contract::{HookCall, ReplyError, RunInfo};
 
 /// A plugin module's `yohost.Plugin`, ready to serve runs. Dropping it
 /// (the file changed or went away) removes its module from `sys.modules`.
@@ -75,7 +76,7 @@ type Outcome = Result<(String, String), String>;
 
 #[async_trait::async_trait]
 impl PluginRun for PythonRun {
-    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
         let started = Instant::now();
         let (tx, rx) = tokio::sync::oneshot::channel::<Outcome>();
         let plugin = Arc::clone(&self.plugin);

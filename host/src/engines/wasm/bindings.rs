@@ -4,9 +4,9 @@
 //!
 //! Arguments go out typed; free-form JSON (`args`, `parameters`, `details`,
 //! `event`) goes as JSON text. Replies come back typed, are turned into the
-//! contract's JSON form and read by [`HookCall::parse_reply`], the one strict
-//! parser, so a Wasm reply is held to exactly the rules of every other
-//! engine.
+//! contract's JSON form, which the host reads with the one strict parser
+//! ([`HookKind::parse_reply`](yohost_contract::HookKind::parse_reply)), so a
+//! Wasm reply is held to exactly the rules of every other engine.
 
 use self::yohost::plugin::host::{Host, LogLevel as WitLevel};
 use self::yohost::plugin::types as wit;
@@ -16,7 +16,7 @@ use crate::call::error::CallError;
 use crate::call::logging::{plugin_log, LogLevel};
 use serde_json::{json, Map, Value};
 use wasmtime::Store;
-use yohost_contract::{ContentBlock, Hook, HookCall, HookReply, ReplyError, RunInfo};
+use yohost_contract::{ContentBlock, Hook, HookCall, ReplyError, RunInfo};
 
 wasmtime::component::bindgen!({
     path: "../sdk-rust/wit",
@@ -171,10 +171,10 @@ pub(super) fn invoke(
     })
 }
 
-/// Check a guest's reply to `call`: JSON text must parse, sizes must be
-/// within [`MAX_REPLY_BYTES`](crate::model::limits::MAX_REPLY_BYTES), and the
-/// shape must satisfy the contract's parser.
-pub(super) fn reply(call: &HookCall, reply: WitReply) -> Result<HookReply, CallError> {
+/// A guest's reply to `call` in the contract's JSON form: its JSON text
+/// must parse, and its size must be within
+/// [`MAX_REPLY_BYTES`](crate::model::limits::MAX_REPLY_BYTES).
+pub(super) fn reply(call: &HookCall, reply: WitReply) -> Result<Value, CallError> {
     let hook = call.hook();
     let parse = |field: &str, text: &str| -> Result<Value, CallError> {
         check_size(text.len())?;
@@ -240,7 +240,7 @@ pub(super) fn reply(call: &HookCall, reply: WitReply) -> Result<HookReply, CallE
         WitReply::Ignored => Value::Null,
     };
     check_size(text_bytes(&value))?;
-    Ok(call.parse_reply(value)?)
+    Ok(value)
 }
 
 /// About how many bytes a reply takes: its text, keys and a few bytes for

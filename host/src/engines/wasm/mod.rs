@@ -37,12 +37,13 @@ use crate::load::loaded::Loaded;
 use crate::model::sync::lock;
 use bindings::{Guest, PluginPre};
 use sandbox::{Grants, Interrupted, State};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::Store;
-use yohost_contract::{Hook, HookCall, HookReply, RunInfo, WIT_PACKAGE};
+use yohost_contract::{Hook, HookCall, RunInfo, WIT_PACKAGE};
 
 /// How long a component may take to answer `name` and `hooks` at load.
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -264,7 +265,7 @@ impl Instance {
     }
 
     /// Run `call`, within `limits`.
-    fn call(&mut self, call: &HookCall, limits: &CallLimits) -> Result<HookReply, Failure> {
+    fn call(&mut self, call: &HookCall, limits: &CallLimits) -> Result<Value, Failure> {
         self.arm(limits.deadline, Some(&limits.cancel));
         let started = Instant::now();
         let guest = self.guest().clone();
@@ -295,7 +296,7 @@ struct WasmRun {
 
 #[async_trait::async_trait]
 impl PluginRun for WasmRun {
-    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError> {
         let instance = Arc::clone(&self.instance);
         let work = self.worker.run(move || {
             let mut slot = lock(&instance);

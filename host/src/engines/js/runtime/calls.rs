@@ -7,6 +7,7 @@ use super::Request;
 use crate::call::error::CallError;
 use crate::engines::js::glue::{log_line, Caller};
 use crate::engines::js::watch::Watches;
+use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -15,14 +16,14 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use yohost_contract::{HookCall, HookReply};
+use yohost_contract::HookCall;
 
 /// A call in flight on the engine thread.
 pub(super) struct InFlight {
     pub(super) call: HookCall,
     pub(super) deadline: Instant,
     pub(super) cancel: CancellationToken,
-    pub(super) reply: oneshot::Sender<Result<HookReply, CallError>>,
+    pub(super) reply: oneshot::Sender<Result<Value, CallError>>,
     pub(super) caller: Caller,
 }
 
@@ -186,7 +187,7 @@ impl Shared {
     pub(super) fn answer(
         &self,
         id: u64,
-        outcome: impl FnOnce(&HookCall) -> Result<HookReply, CallError>,
+        outcome: impl FnOnce(&HookCall) -> Result<Value, CallError>,
     ) {
         let taken = self.calls.borrow_mut().remove(&id);
         if let Some(call) = taken {

@@ -50,13 +50,14 @@ use crate::call::error::CallError;
 use crate::call::handoff::Handoff;
 use crate::call::plugin::CallLimits;
 use crate::call::unloads::{self, Unload};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use unload::{UNLOAD_GRACE, UNLOAD_TIMEOUT};
-use yohost_contract::{HookCall, HookReply};
+use yohost_contract::HookCall;
 
 /// The most native stack a plugin's code may use.
 pub const MAX_STACK_BYTES: usize = 1024 * 1024;
@@ -150,13 +151,13 @@ struct Request {
     /// The call's argument as JSON text, encoded by the caller.
     args: String,
     limits: CallLimits,
-    reply: oneshot::Sender<Result<HookReply, CallError>>,
+    reply: oneshot::Sender<Result<Value, CallError>>,
     caller: Caller,
 }
 
 impl Instance {
     /// Run one hook call on the engine thread.
-    pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<HookReply, CallError> {
+    pub async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError> {
         let args = encode_json_args(&call)?;
         let (reply, answer) = oneshot::channel();
         let cancel = limits.cancel.clone();

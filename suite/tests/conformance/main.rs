@@ -68,9 +68,9 @@
 //!
 //! A fixture, a function in `engines.rs`, and its name in the list below.
 
-#[path = "../support/mod.rs"]
+#[path = "../../../host/tests/support/mod.rs"]
 mod support;
-#[path = "../support/wasm_guests.rs"]
+#[path = "../../../host/tests/support/wasm_guests.rs"]
 mod wasm_guests;
 
 mod cases;

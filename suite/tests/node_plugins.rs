@@ -30,6 +30,7 @@
 //!
 //! Every test is skipped, saying why, when `node` is not on PATH.
 
+#[path = "../../host/tests/support/mod.rs"]
 mod support;
 
 use serde_json::json;
@@ -682,19 +683,17 @@ export default definePlugin({ before_model: () => ({ note: token }) });
     let uses = single_file_on_node(dir.path(), "uses");
     let loaded = yohost::engines::node::load(&uses, Default::default())
         .unwrap_or_else(|e| panic!("uses.ts loads on Node: {e}"));
-    let host = PluginHost::from_plugins(vec![yohost::LoadedPlugin {
-        name: uses.name.clone(),
-        file: uses.root.clone(),
-        engine: yohost::EngineKind::Node,
-        routed: None,
-        ecosystem: uses.ecosystem,
-        manifest: uses.manifest.clone(),
-        hooks: loaded.hooks.clone(),
-        warnings: Vec::new(),
-        processes: loaded.processes,
-        plugin: loaded.plugin.clone(),
-        stats: Default::default(),
-    }]);
+    let mut plugin = yohost::LoadedPlugin::new(
+        &uses.name,
+        yohost::EngineKind::Node,
+        loaded.plugin.clone(),
+        loaded.hooks.clone(),
+    );
+    plugin.file = uses.root.clone();
+    plugin.ecosystem = uses.ecosystem;
+    plugin.manifest = uses.manifest.clone();
+    plugin.processes = loaded.processes;
+    let host = PluginHost::from_plugins(vec![plugin]);
     let (agent, requests) = scripted(vec![text("done")]);
     let mut agent = agent.with_extension(host.extension());
     run(&mut agent, "go").await;

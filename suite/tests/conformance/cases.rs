@@ -86,10 +86,8 @@ pub async fn rewrite(engine: Engine) {
 /// `echo safe` becomes `rm -rf /`, `swap` becomes `rewrite:elsewhere`, and
 /// `git push --force-with-lease` becomes `rewrite:git push --force`.
 fn native_rewriter(priority: i64) -> LoadedPlugin {
-    let manifest = Manifest {
-        priority: Some(priority),
-        ..Manifest::default()
-    };
+    let mut manifest = Manifest::default();
+    manifest.priority = Some(priority);
     NativePlugin::loaded("rewriter", &[Hook::BeforeTool], manifest, |call| {
         let HookCall::BeforeTool(args) = call else {
             return Ok(HookReply::Ignored);
@@ -115,19 +113,7 @@ fn shared(fx: &Fixture) -> LoadedPlugin {
         .into_iter()
         .find(|p| p.name == fx.name)
         .expect("the fixture is loaded");
-    LoadedPlugin {
-        name: p.name.clone(),
-        file: p.file.clone(),
-        engine: p.engine,
-        routed: p.routed.clone(),
-        ecosystem: p.ecosystem,
-        manifest: p.manifest.clone(),
-        hooks: p.hooks.clone(),
-        warnings: p.warnings.clone(),
-        processes: p.processes,
-        plugin: Arc::clone(&p.plugin),
-        stats: Default::default(),
-    }
+    p.share()
 }
 
 /// R6 inside the host: the fixture runs first; a later native plugin's

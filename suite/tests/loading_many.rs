@@ -9,12 +9,13 @@
 //!   two plugins with one name is the one refused, and a refused required
 //!   plugin fails every run, naming it.
 
+#[path = "../../host/tests/support/mod.rs"]
 mod support;
 
-#[path = "support/wasm_guests.rs"]
+#[path = "../../host/tests/support/wasm_guests.rs"]
 mod wasm_guests;
 
-#[path = "support/plugin_dirs.rs"]
+#[path = "../../host/tests/support/plugin_dirs.rs"]
 mod plugin_dirs;
 
 use plugin_dirs::{write_mixed, write_plugin, Kind, Libraries};

@@ -20,8 +20,9 @@ mod engines;
 #[allow(dead_code)]
 #[path = "conformance/harness.rs"]
 mod harness;
+#[path = "../../host/tests/support/mod.rs"]
 mod support;
-#[path = "support/wasm_guests.rs"]
+#[path = "../../host/tests/support/wasm_guests.rs"]
 mod wasm_guests;
 
 use harness::{drive, Outcome};

@@ -10,6 +10,7 @@
 //!   the same thread is not held up, and dropping the host waits for the
 //!   unload to finish.
 
+#[path = "../../host/tests/support/mod.rs"]
 mod support;
 
 use serde_json::json;

@@ -13,8 +13,9 @@
 //!   `fs.exists` is false for what is missing or not granted, and errors
 //!   name the module the plugin imported (`yohost` or `node:fs`).
 
+#[path = "../../host/tests/support/mod.rs"]
 mod support;
-#[path = "support/wasm_guests.rs"]
+#[path = "../../host/tests/support/wasm_guests.rs"]
 mod wasm_guests;
 
 use serde_json::json;

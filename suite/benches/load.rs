@@ -22,10 +22,10 @@
 //! The first load of the 1,000-plugin directory prints how much the
 //! process's resident memory grew.
 
-#[path = "../tests/support/wasm_guests.rs"]
+#[path = "../../host/tests/support/wasm_guests.rs"]
 mod wasm_guests;
 
-#[path = "../tests/support/plugin_dirs.rs"]
+#[path = "../../host/tests/support/plugin_dirs.rs"]
 mod plugin_dirs;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
