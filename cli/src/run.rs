@@ -6,7 +6,7 @@ use crate::script;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use yoagent::provider::{MockProvider, ModelConfig};
+use yoagent::provider::ModelConfig;
 use yoagent::Agent;
 
 /// Arguments of `yohost run`.
@@ -55,10 +55,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let dir = std::path::absolute(&args.dir)
         .map_err(|e| format!("cannot resolve {}: {e}", args.dir.display()))?;
     let host = crate::open_host(&dir, false)?;
+    crate::output::print_load_warnings(&host.plugins(), args.json);
     let agent = match &args.model {
         Some(spec) => real_model(spec)?,
         None => Agent::from_provider(
-            MockProvider::new(script::load(args.script.as_deref())?),
+            script::Scripted::new(script::load(args.script.as_deref())?),
             ModelConfig::mock(),
         )
         .with_api_key("scripted"),

@@ -54,6 +54,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         hooks: BTreeSet::from([Hook::Tools, Hook::CallTool]),
         name: name.filter(|n| !n.trim().is_empty()),
         warnings: Vec::new(),
+        unknown_names: Vec::new(),
         unloads: false,
         ecosystem: Some(Ecosystem::RutisAgent),
         routed: None,

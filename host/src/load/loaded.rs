@@ -22,6 +22,10 @@ pub struct Loaded {
     pub name: Option<String>,
     /// Things a person should know that do not stop it loading.
     pub warnings: Vec<String>,
+    /// The event or hook names it uses that the host does not know, each
+    /// as a sentence with the closest known name: a required plugin is
+    /// refused for them, an advisory one loads with them as warnings.
+    pub unknown_names: Vec<String>,
     /// Whether it has code that runs when it is unloaded (pi's
     /// `session_shutdown`): the host calls that even when it has no hooks.
     pub unloads: bool,

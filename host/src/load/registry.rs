@@ -404,7 +404,14 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
         }
         _ => candidate.name.clone(),
     };
+    if candidate.manifest.mode == Mode::Required && !loaded.unknown_names.is_empty() {
+        return Err(LoadError::UnknownNames {
+            path: candidate.root.clone(),
+            names: loaded.unknown_names,
+        });
+    }
     let mut warnings = loaded.warnings;
+    warnings.extend(loaded.unknown_names);
     if loaded.hooks.is_empty() && !loaded.unloads {
         let warning = "it implements no hooks and offers no tools, so the host will never call it";
         tracing::warn!(target: LOAD_LOG_TARGET, plugin = %name, "{warning}");
