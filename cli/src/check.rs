@@ -4,14 +4,15 @@ use std::path::Path;
 use std::process::ExitCode;
 use yohost::{Mode, PluginReport, Status};
 
-/// Print every plugin of `dir` as a table, or as JSON
+/// Print every plugin of `dir` (only as its lock records them when
+/// `locked`) as a table, or as JSON
 /// (`{"plugins": [...]}`). Exits 1 when any plugin is refused (a required
 /// one fails every run until it is fixed), 0 otherwise.
-pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
+pub async fn check(dir: &Path, json: bool, locked: bool) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
     // A check has no side effects: what plugins would run or write is
     // reported as their warnings.
-    let host = crate::open_host(dir, true)?;
+    let host = crate::open_host(dir, true, locked)?;
     let report = host.report().await;
     if json {
         let doc = serde_json::json!({ "plugins": report });

@@ -52,6 +52,16 @@ pub enum LoadError {
         /// Each unknown name, as a sentence with the closest known one.
         names: Vec<String>,
     },
+    /// A locked host refused the plugin: it is not in the lock file, its
+    /// files differ from it (naming each file), or its private copy could
+    /// not be made.
+    #[error("{path}: refused by the lock: {problem}")]
+    Locked {
+        /// The plugin's file or folder.
+        path: PathBuf,
+        /// Why, naming the files that differ.
+        problem: String,
+    },
     /// The dylib could not be copied for loading: the private folder for
     /// library copies cannot be used.
     #[error("{path}: no private folder to load the library from: {problem}")]
