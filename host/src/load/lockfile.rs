@@ -267,10 +267,7 @@ type EachFile<'a> = dyn FnMut(&str, Vec<u8>) -> Result<(), String> + 'a;
 /// Call `each` with every file of `candidate` (see the module docs): its
 /// path (`/`-separated, or `entry:FILE` for an entry outside its folder)
 /// and its bytes, read once.
-fn walk(
-    candidate: &Candidate,
-    each: &mut EachFile<'_>,
-) -> Result<(), String> {
+fn walk(candidate: &Candidate, each: &mut EachFile<'_>) -> Result<(), String> {
     let read = |path: &Path| {
         read_bytes(path, MAX_FILE_BYTES).map_err(|e| format!("{}: {e}", path.display()))
     };
