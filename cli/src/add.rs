@@ -2,7 +2,8 @@
 //!
 //! `add` puts a package into a plugin directory the way its adapter needs
 //! it: the package is fetched (`npm:NAME[@VERSION]` with `npm pack`), or
-//! unpacked (a `.tgz`), or copied (a folder, without its `node_modules`);
+//! unpacked (a `.tgz`), or copied (a folder, without its `node_modules`
+//! and `.git`);
 //! its `devDependencies` are dropped (they often name unpublished
 //! packages); pi's own packages (`@earendil-works/*`) are pinned to the pi
 //! the adapter follows; its dependencies are installed with npm, without
@@ -236,15 +237,15 @@ fn untar(file: &Path, stage: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// Copy the folder `from` to `to`, without `node_modules`, dot entries and
-/// symbolic links (npm installs the dependencies afresh).
+/// Copy the folder `from` to `to`, without `node_modules` (npm installs
+/// the dependencies afresh), `.git` and symbolic links.
 fn copy_folder(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::create_dir_all(to).map_err(|e| format!("cannot make {}: {e}", to.display()))?;
     let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
     for entry in entries {
         let entry = entry.map_err(|e| e.to_string())?;
         let name = entry.file_name();
-        if name == "node_modules" || name.to_string_lossy().starts_with('.') {
+        if name == "node_modules" || name == ".git" {
             continue;
         }
         let kind = entry.file_type().map_err(|e| e.to_string())?;

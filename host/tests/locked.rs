@@ -50,10 +50,10 @@ async fn swap_plugin(host: &PluginHost) -> PluginReport {
 
 /// Write `text` to `path` whole (through a rename), so a reader sees the
 /// old content or the new, never half of one. The staged file is a dot
-/// file, which is no file of the plugin's.
+/// file beside the plugin's folder, which the host passes over.
 fn replace(path: &Path, text: &str) {
-    let name = path.file_name().unwrap().to_string_lossy();
-    let staged = path.with_file_name(format!(".{name}.staged"));
+    let folder = path.parent().unwrap();
+    let staged = folder.with_file_name(".staged");
     std::fs::write(&staged, text).unwrap();
     std::fs::rename(&staged, path).unwrap();
 }

@@ -8,10 +8,10 @@
 //! one, and a SHA-256 of each of its files and of them all.
 //!
 //! A plugin's files are everything in its folder (the file alone for a
-//! single-file plugin), `node_modules` included, but not dot entries,
-//! `__pycache__`, `target/`, or the folders its manifest grants for reading
-//! or writing (data, not code); plus its entry when that lies outside them
-//! (a library under `target/`).
+//! single-file plugin), `node_modules` included, but not `.git`,
+//! `__pycache__`, its top-level `target/`, symbolic links, or the folders
+//! its manifest grants for reading or writing (data, not code); plus its
+//! entry when that lies outside them (a library under `target/`).
 //!
 //! **The locked load.** Under a locked host (`PluginHostBuilder::locked`) a
 //! plugin loads from a private copy ([`snapshot`]): each of its files is
@@ -300,12 +300,15 @@ fn walk(candidate: &Candidate, each: &mut EachFile<'_>) -> Result<(), String> {
             let name = entry.file_name();
             let name_text = name.to_string_lossy();
             let path = entry.path();
-            if name_text.starts_with('.')
-                || matches!(&*name_text, "__pycache__" | "target")
+            let top = folder == *base;
+            if matches!(&*name_text, ".git" | "__pycache__")
+                || (top && name_text == "target")
                 || data.contains(&path)
             {
                 continue;
             }
+            // A symbolic link is neither hashed nor copied: what it leads to
+            // is not the plugin's, and a load that needs it fails.
             let kind = entry.file_type().map_err(|e| e.to_string())?;
             if kind.is_dir() {
                 stack.push(path);
@@ -314,11 +317,6 @@ fn walk(candidate: &Candidate, each: &mut EachFile<'_>) -> Result<(), String> {
                 let relative = relative.to_string_lossy().replace('\\', "/");
                 entry_seen |= path == candidate.entry;
                 each(&relative, read(&path)?)?;
-            } else if kind.is_symlink() {
-                return Err(format!(
-                    "{} is a symbolic link, which a locked plugin may not hold",
-                    path.display()
-                ));
             }
         }
     }

@@ -12,6 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod limits;
+// Only the JS flavors report names the host does not know.
+#[cfg(feature = "js")]
 pub(crate) mod names;
 pub(crate) mod sync;
 
