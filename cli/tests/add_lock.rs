@@ -11,7 +11,6 @@
 //!   `yohost lock` records the directory as it is;
 //! - `remove` takes the plugin and its lock entry away.
 
-#[allow(dead_code)] // not every helper of the command's tests is used here
 mod common;
 #[path = "../../host/tests/support/mod.rs"]
 mod support;

@@ -14,7 +14,6 @@
 //! - the scripted model gives every tool call an id of its own;
 //! - `yohost new`'s hints name SDKs that exist (this checkout's).
 
-#[allow(dead_code)] // not every helper of the command's tests is used here
 mod common;
 #[path = "../../host/tests/support/mod.rs"]
 mod support;
@@ -102,8 +101,7 @@ fn an_unknown_event_refuses_a_required_plugin_and_warns_of_an_advisory_one() {
     // The run shows it too, before the run's lines.
     let work = plugin_dir();
     write(work.path(), "script.json", r#"[{"text": "done"}]"#);
-    let args = ["run", path, "--prompt", "go", "--script", "script.json"];
-    let (_, stdout, _) = yohost(&args, work.path());
+    let (_, stdout, _) = run_script(dir, false, work.path());
     let shown = format!("warning: pi-advisory: {warning}");
     assert!(
         position(&stdout, &shown) < position(&stdout, "run "),
@@ -125,9 +123,7 @@ fn a_rejected_reply_is_reported_as_a_failure_with_the_shape_expected() {
     let work = plugin_dir();
     let script = r#"[{"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]"#;
     write(work.path(), "script.json", script);
-    let dir = plugins.path().to_str().unwrap();
-    let args = ["run", dir, "--prompt", "go", "--script", "script.json"];
-    let (_, stdout, _) = yohost(&args, work.path());
+    let (_, stdout, _) = run_script(plugins.path(), false, work.path());
     let line = stdout
         .lines()
         .find(|l| l.starts_with("  answers-42 "))
@@ -139,16 +135,7 @@ fn a_rejected_reply_is_reported_as_a_failure_with_the_shape_expected() {
     assert!(line.contains("a number"), "{line}");
     assert!(!stdout.contains("edited the output"), "{stdout}");
 
-    let args = [
-        "run",
-        dir,
-        "--prompt",
-        "go",
-        "--script",
-        "script.json",
-        "--json",
-    ];
-    let (_, stdout, _) = yohost(&args, work.path());
+    let (_, stdout, _) = run_script(plugins.path(), true, work.path());
     let decision = stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -168,9 +155,7 @@ fn a_rejected_reply_is_reported_as_a_failure_with_the_shape_expected() {
         FAILS_ON_EVENTS,
         "mode = \"required\"",
     );
-    let dir = failing.path().to_str().unwrap();
-    let args = ["run", dir, "--prompt", "go", "--script", "script.json"];
-    let (code, stdout, _) = yohost(&args, work.path());
+    let (code, stdout, _) = run_script(failing.path(), false, work.path());
     assert_eq!(code, Some(1), "{stdout}");
     let failed = stdout
         .lines()
@@ -265,17 +250,7 @@ fn the_scripted_model_gives_every_tool_call_an_id_of_its_own() {
         r#"[{{"tool_calls": [{call}, {call}]}}, {{"tool_calls": [{call}]}}, {{"text": "done"}}]"#
     );
     write(work.path(), "script.json", &script);
-    let dir = plugins.path().to_str().unwrap();
-    let args = [
-        "run",
-        dir,
-        "--prompt",
-        "go",
-        "--script",
-        "script.json",
-        "--json",
-    ];
-    let (code, stdout, _) = yohost(&args, work.path());
+    let (code, stdout, _) = run_script(plugins.path(), true, work.path());
     assert_eq!(code, Some(0), "{stdout}");
     let ids: Vec<String> = stdout
         .lines()
@@ -308,11 +283,4 @@ fn the_scaffolds_hints_name_sdks_that_exist() {
         .strip_prefix("file:")
         .unwrap_or_else(|| panic!("{package}"));
     assert!(Path::new(sdk).join("yohost.d.ts").is_file(), "{package}");
-}
-
-fn position(stdout: &str, wanted: &str) -> usize {
-    stdout
-        .lines()
-        .position(|l| l.starts_with(wanted))
-        .unwrap_or_else(|| panic!("{wanted:?} in {stdout}"))
 }
