@@ -196,7 +196,7 @@ declare module "yohost" {
     execute?: (args: A, ctx: Ctx) => Awaitable<ToolResult>;
   }
 
-  /** A plugin: every field is optional; unknown fields refuse the plugin. */
+  /** A plugin: every field is optional; an unknown field refuses a required plugin and warns of an advisory one, naming the field meant. */
   export interface PluginDefinition {
     /** The plugin's name (a `plugin.toml` name wins). */
     name?: string;

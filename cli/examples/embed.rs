@@ -6,6 +6,8 @@
 //! cargo run -p yohost-cli --example embed -- [PLUGIN_DIR]   # default: examples
 //! ```
 //!
+//! docs/embedding.md shows this file whole (a test keeps the two the same).
+//!
 //! What an embedding program needs besides this file:
 //! - a tracing subscriber: plugins' log lines (target `yohost::plugin`,
 //!   with `run_id` and `plugin`) and the host's own go through `tracing`,
@@ -69,9 +71,19 @@ async fn main() -> Result<(), Box<dyn Error>> {
         )
         .init();
 
-    // 2. The plugins: loaded now, watched for changes; each run snapshots them.
+    // 2. The plugins: loaded now, watched for changes; each run snapshots
+    //    them. Every adapter is registered, so pi extensions (embedded and on
+    //    Node), DSH tool plugins and rutis-agent tool libraries load too; a
+    //    plugin whose ecosystem no registered adapter serves is refused,
+    //    naming the adapter crate. Keep `host` alive as long as the agent
+    //    runs: dropping it stops watching the directory.
     let dir = std::env::args().nth(1).unwrap_or_else(|| "examples".into());
-    let host = yohost::PluginHost::open(&dir)?;
+    let host = yohost::PluginHost::builder(&dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_pi::node_adapter())
+        .adapter(yohost_adapter_dsh::adapter())
+        .adapter(yohost_adapter_rutis_agent::adapter())
+        .open()?;
     for plugin in host.report().await {
         println!("{plugin}");
     }
@@ -104,6 +116,15 @@ async fn main() -> Result<(), Box<dyn Error>> {
                     println!("{tool_name}: {text}");
                 }
             }
+        }
+    }
+    // 5. What each plugin's hooks cost so far.
+    for plugin in host.stats() {
+        for hook in plugin.hooks {
+            println!(
+                "{} {}: {} calls, {} failed, p50 {:?}",
+                plugin.plugin, hook.hook, hook.calls, hook.failures, hook.p50
+            );
         }
     }
     Ok(())

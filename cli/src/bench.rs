@@ -104,7 +104,7 @@ struct PluginTiming {
 /// are not all there.
 pub async fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
-    let host = crate::open_host(&args.dir, false)?;
+    let host = crate::open_host(&args.dir, false, false)?;
     let refused = host.refused();
     for refusal in &refused {
         eprintln!(

@@ -2,16 +2,17 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use yohost::{PluginReport, Status};
+use yohost::{Mode, PluginReport, Status};
 
-/// Print every plugin of `dir` as a table, or as JSON
+/// Print every plugin of `dir` (only as its lock records them when
+/// `locked`) as a table, or as JSON
 /// (`{"plugins": [...]}`). Exits 1 when any plugin is refused (a required
 /// one fails every run until it is fixed), 0 otherwise.
-pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
+pub async fn check(dir: &Path, json: bool, locked: bool) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
     // A check has no side effects: what plugins would run or write is
     // reported as their warnings.
-    let host = crate::open_host(dir, true)?;
+    let host = crate::open_host(dir, true, locked)?;
     let report = host.report().await;
     if json {
         let doc = serde_json::json!({ "plugins": report });
@@ -31,23 +32,31 @@ pub async fn check(dir: &Path, json: bool) -> Result<ExitCode, String> {
 
 fn print_table(report: &[PluginReport]) {
     println!(
-        "{:<24} {:<7} {:<11} {:<8} {:<40} TOOLS",
-        "NAME", "ENGINE", "ECOSYSTEM", "STATUS", "HOOKS"
+        "{:<24} {:<7} {:<11} {:<8} {:<9} {:<40} TOOLS",
+        "NAME", "ENGINE", "ECOSYSTEM", "STATUS", "MODE", "HOOKS"
     );
     for plugin in report {
         let status = match plugin.status {
             Status::Loaded => "loaded",
             Status::Refused => "refused",
         };
+        let mode = match plugin.mode {
+            Mode::Advisory => "advisory",
+            Mode::Required => "required",
+        };
         println!(
-            "{:<24} {:<7} {:<11} {:<8} {:<40} {}",
+            "{:<24} {:<7} {:<11} {:<8} {:<9} {:<40} {}",
             plugin.name,
             plugin.engine.as_deref().unwrap_or("-"),
             plugin.ecosystem.as_deref().unwrap_or("-"),
             status,
+            mode,
             plugin.hooks.join(","),
             plugin.tools.join(","),
         );
+        if !plugin.grants.is_empty() {
+            println!("    grants: {}", plugin.grants.join(", "));
+        }
         if let Some(why) = &plugin.routed {
             println!("    on {}: {why}", plugin.engine.as_deref().unwrap_or("-"));
         }

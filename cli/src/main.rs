@@ -1,8 +1,10 @@
 //! The `yohost` command: check a plugin directory, or run an agent with it.
 
+mod add;
 mod bench;
 mod check;
 mod demo;
+mod lock;
 mod new;
 mod output;
 mod run;
@@ -17,10 +19,12 @@ use yohost::PluginHost;
 /// Open a plugin directory with every adapter crate of this repository
 /// registered: the built-in set (yohost's own plugins) plus pi extensions,
 /// DSH tool plugins and rutis-agent tool libraries; for a check (no side
-/// effects, see `PluginHostBuilder::dry_run`) when `dry_run`.
-fn open_host(dir: &Path, dry_run: bool) -> Result<PluginHost, String> {
+/// effects, see `PluginHostBuilder::dry_run`) when `dry_run`; loading only
+/// what the directory's `yohost.lock` records when `locked`.
+fn open_host(dir: &Path, dry_run: bool, locked: bool) -> Result<PluginHost, String> {
     PluginHost::builder(dir)
         .dry_run(dry_run)
+        .locked(locked)
         .adapter(yohost_adapter_pi::adapter())
         .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
@@ -47,6 +51,10 @@ enum Command {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Refuse every plugin that is not in the directory's `yohost.lock`
+        /// or whose files differ from it, naming each file.
+        #[arg(long)]
+        locked: bool,
     },
     /// Run an agent with the plugins of a directory and print the run as it
     /// happens.
@@ -57,6 +65,13 @@ enum Command {
     /// Make a plugin to start from: a `before_tool` policy in a folder of
     /// its own, with a plugin.toml naming its grants.
     New(new::NewArgs),
+    /// Install a plugin into a plugin directory: `npm:NAME[@VERSION]`, a
+    /// package's `.tgz`, or a folder; with the grants it needs, and locked.
+    Add(add::AddArgs),
+    /// Remove a plugin that `add` installed, and its lock entry.
+    Remove(add::RemoveArgs),
+    /// Record every plugin of a directory in its `yohost.lock` as it is now.
+    Lock(lock::LockArgs),
 }
 
 /// Parse the command line and run it.
@@ -71,10 +86,13 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match cli.command {
-            Command::Check { dir, json } => check::check(&dir, json).await,
+            Command::Check { dir, json, locked } => check::check(&dir, json, locked).await,
             Command::Run(args) => run::run(args).await,
             Command::Bench(args) => bench::bench(args).await,
             Command::New(args) => new::new(args),
+            Command::Add(args) => add::add(args).await,
+            Command::Remove(args) => add::remove(args),
+            Command::Lock(args) => lock::lock(args),
         }
     });
     // Abandoned plugin calls may still hold threads; do not wait for them.

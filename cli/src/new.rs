@@ -33,10 +33,33 @@ pub struct NewArgs {
     name: String,
     /// The folder to make (default: ./NAME); if it exists, it must be empty.
     dir: Option<PathBuf>,
-    /// Depend on the SDKs of the yohost checkout at this path instead of
-    /// the published packages (for this repository's own tests and CI).
-    #[arg(long, hide = true)]
+    /// Depend on the SDKs of the yohost checkout at this path. Default: the
+    /// checkout this `yohost` was built from, while it still holds them
+    /// (the SDKs are not published yet); otherwise the published packages.
+    #[arg(long)]
     sdk_repo: Option<PathBuf>,
+}
+
+/// The checkout this command was built from.
+const BUILT_FROM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// The checkout whose SDKs a scaffold depends on: `given`, else the one this
+/// command was built from if it still holds the SDKs.
+fn sdk_checkout(given: Option<&Path>) -> Option<PathBuf> {
+    match given {
+        Some(repo) => Some(repo.to_path_buf()),
+        None => {
+            let built_from = Path::new(BUILT_FROM);
+            let holds = [
+                "sdk-rust/Cargo.toml",
+                "sdk-ts/yohost.d.ts",
+                "sdk-python/pyproject.toml",
+            ]
+            .iter()
+            .all(|sdk| built_from.join(sdk).is_file());
+            holds.then(|| yohost::grants::lexical(built_from))
+        }
+    }
 }
 
 const LIB_RS: &str = include_str!("../templates/lib.rs");
@@ -63,7 +86,8 @@ pub fn new(args: NewArgs) -> Result<ExitCode, String> {
         .dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(&args.name));
-    let files = files(&args)?;
+    let repo = sdk_checkout(args.sdk_repo.as_deref());
+    let files = files(&args, repo.as_deref())?;
     make_empty_dir(&dir)?;
     for (path, text) in &files {
         let path = dir.join(path);
@@ -85,10 +109,20 @@ pub fn new(args: NewArgs) -> Result<ExitCode, String> {
             dir.display()
         ),
         Kind::Python => println!(
-            "type-check it: pip install yohost mypy && mypy --strict {}",
+            "type-check it: pip install {} mypy && mypy --strict {}",
+            match &repo {
+                Some(repo) => repo.join("sdk-python").display().to_string(),
+                None => "yohost".into(),
+            },
             dir.join("plugin.py").display()
         ),
         Kind::Pi => {}
+    }
+    if repo.is_none() && args.kind != Kind::Pi {
+        println!(
+            "note: it depends on the published SDK, which is not published yet: \
+             make it again with --sdk-repo PATH (a yohost checkout) to use the checkout's"
+        );
     }
     let parent = dir
         .parent()
@@ -141,8 +175,9 @@ fn sdk_path(repo: &Path, sdk: &str) -> Result<String, String> {
     Ok(quoted(&path.to_string_lossy()))
 }
 
-/// The scaffold's files: (path in the folder, contents).
-fn files(args: &NewArgs) -> Result<Vec<(&'static str, String)>, String> {
+/// The scaffold's files: (path in the folder, contents), depending on the
+/// SDKs of the checkout `repo`, or on the published ones.
+fn files(args: &NewArgs, repo: Option<&Path>) -> Result<Vec<(&'static str, String)>, String> {
     let name = args.name.as_str();
     let lib = name.replace('-', "_");
     let fill = |template: &str, extra: &[(&str, &str)]| {
@@ -153,7 +188,7 @@ fn files(args: &NewArgs) -> Result<Vec<(&'static str, String)>, String> {
             })
     };
     let rust_sdk = |features: &str| -> Result<String, String> {
-        Ok(match &args.sdk_repo {
+        Ok(match repo {
             Some(repo) => format!("{{ path = {}{features} }}", sdk_path(repo, "sdk-rust")?),
             None => format!("{{ version = {}{features} }}", quoted(SDK_VERSION)),
         })
@@ -184,7 +219,7 @@ fn files(args: &NewArgs) -> Result<Vec<(&'static str, String)>, String> {
             ]
         }
         Kind::Ts => {
-            let (types, package) = match &args.sdk_repo {
+            let (types, package) = match repo {
                 Some(repo) => {
                     let sdk = std::path::absolute(repo.join("sdk-ts"))
                         .map_err(|e| format!("cannot resolve {}: {e}", repo.display()))?;
@@ -250,7 +285,11 @@ mod tests {
                     dir: None,
                     sdk_repo,
                 };
-                for (path, text) in files(&args).unwrap() {
+                assert!(
+                    sdk_checkout(args.sdk_repo.as_deref()).is_some(),
+                    "the checkout this test runs in holds the SDKs"
+                );
+                for (path, text) in files(&args, args.sdk_repo.as_deref()).unwrap() {
                     assert!(!text.contains("{{"), "{kind:?} {path}: {text}");
                 }
             }

@@ -50,6 +50,23 @@ pub fn init_stderr_logs() {
         .try_init();
 }
 
+/// Print each loaded plugin's load warnings before a run, as `check` shows
+/// them: a line `warning: PLUGIN: WARNING`, or with `json` an object
+/// `{"load_warning": {"plugin", "warning"}}`.
+pub fn print_load_warnings(plugins: &[Arc<yohost::LoadedPlugin>], json: bool) {
+    let mut out = std::io::stdout().lock();
+    for plugin in plugins {
+        for warning in &plugin.warnings {
+            let _ = if json {
+                let doc = serde_json::json!({"load_warning": {"plugin": plugin.name, "warning": warning}});
+                writeln!(out, "{doc}")
+            } else {
+                writeln!(out, "warning: {}: {warning}", plugin.name)
+            };
+        }
+    }
+}
+
 /// Where a held line belongs: the tool call it is about, and whether it
 /// came while the call ran or after (`call_tool`, `after_tool`) rather than
 /// while it was judged.
@@ -272,6 +289,11 @@ fn decision_line(f: &Fields, json: bool) -> String {
         match decision {
             "deny" => format!("  {plugin} denied {tool}: {}", clip(f.get("reason"))),
             "rewrite" => format!("  {plugin} rewrote {tool} to {}", clip(f.get("args"))),
+            "fail" => format!(
+                "  {plugin} failed in {}, so the output of {tool} was withheld: {}",
+                f.get("hook"),
+                clip(f.get("reason"))
+            ),
             _ => format!("  {plugin} edited the output of {tool}"),
         }
     }
@@ -419,6 +441,13 @@ fn failed_with(messages: &[AgentMessage]) -> Option<String> {
     })
 }
 
+/// A failed run's error as a person reads it: yoagent names the loop's
+/// internal hook that carried a plugin's failure (`take_failure failed: `),
+/// which says nothing to the reader, so it is left out.
+fn readable(error: &str) -> String {
+    error.replacen("] take_failure failed: ", "] ", 1)
+}
+
 fn text_of(content: &[Content]) -> String {
     content
         .iter()
@@ -471,7 +500,7 @@ fn human(event: &AgentEvent, run_id: &str) -> Option<String> {
         }
         AgentEvent::InputRejected { reason } => format!("input rejected: {reason}"),
         AgentEvent::AgentEnd { messages, .. } => match failed_with(messages) {
-            Some(error) => format!("run {run_id} failed: {error}"),
+            Some(error) => format!("run {run_id} failed: {}", readable(&error)),
             None => format!("run {run_id} ended"),
         },
         _ => return None,

@@ -6,7 +6,7 @@ use crate::script;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use yoagent::provider::{MockProvider, ModelConfig};
+use yoagent::provider::ModelConfig;
 use yoagent::Agent;
 
 /// Arguments of `yohost run`.
@@ -42,6 +42,10 @@ pub struct RunArgs {
     /// Print one JSON object per line.
     #[arg(long)]
     json: bool,
+    /// Load only the plugins the directory's `yohost.lock` records, as it
+    /// records them.
+    #[arg(long)]
+    locked: bool,
     /// After the run, print each plugin's figures: calls, failures,
     /// timeouts and latency per hook.
     #[arg(long)]
@@ -54,11 +58,12 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let held = init_run_logs(args.json);
     let dir = std::path::absolute(&args.dir)
         .map_err(|e| format!("cannot resolve {}: {e}", args.dir.display()))?;
-    let host = crate::open_host(&dir, false)?;
+    let host = crate::open_host(&dir, false, args.locked)?;
+    crate::output::print_load_warnings(&host.plugins(), args.json);
     let agent = match &args.model {
         Some(spec) => real_model(spec)?,
         None => Agent::from_provider(
-            MockProvider::new(script::load(args.script.as_deref())?),
+            script::Scripted::new(script::load(args.script.as_deref())?),
             ModelConfig::mock(),
         )
         .with_api_key("scripted"),

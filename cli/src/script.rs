@@ -6,7 +6,12 @@
 
 use serde::Deserialize;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use yoagent::provider::mock::{MockResponse, MockToolCall};
+use yoagent::provider::{MockProvider, ProviderError, StreamConfig, StreamEvent, StreamProvider};
+use yoagent::{Content, Message};
 
 /// The script used when `--script` is not given.
 pub const DEFAULT_SCRIPT: &str = include_str!("default-script.json");
@@ -62,6 +67,68 @@ fn parse(text: &str) -> Result<Vec<MockResponse>, String> {
             )),
         })
         .collect()
+}
+
+/// The scripted model: yoagent's `MockProvider` playing the turns, with
+/// every tool call's id made distinct across the run (`call-T-I`: turn `T`,
+/// call `I` in it), as a real model's are; the mock numbers the calls of
+/// each turn from 0 again.
+pub struct Scripted {
+    turns: MockProvider,
+    turn: AtomicUsize,
+}
+
+impl Scripted {
+    /// A model that plays `turns` in order.
+    pub fn new(turns: Vec<MockResponse>) -> Self {
+        Self {
+            turns: MockProvider::new(turns),
+            turn: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// The id of call `id` (the mock's `mock-tool-I`) of turn `turn`.
+fn renamed(turn: usize, id: &str) -> String {
+    let index = id.rsplit('-').next().unwrap_or(id);
+    format!("call-{turn}-{index}")
+}
+
+#[async_trait::async_trait]
+impl StreamProvider for Scripted {
+    async fn stream(
+        &self,
+        config: StreamConfig,
+        tx: mpsc::UnboundedSender<StreamEvent>,
+        cancel: CancellationToken,
+    ) -> Result<Message, ProviderError> {
+        let turn = self.turn.fetch_add(1, Ordering::SeqCst);
+        let (inner_tx, mut inner_rx) = mpsc::unbounded_channel();
+        let result = self.turns.stream(config, inner_tx, cancel).await;
+        while let Ok(mut event) = inner_rx.try_recv() {
+            match &mut event {
+                StreamEvent::ToolCallStart { id, .. } => *id = renamed(turn, id),
+                StreamEvent::Done { message } => rename_calls(turn, message),
+                _ => {}
+            }
+            let _ = tx.send(event);
+        }
+        result.map(|mut message| {
+            rename_calls(turn, &mut message);
+            message
+        })
+    }
+}
+
+/// Give the tool calls of turn `turn`'s message their distinct ids.
+fn rename_calls(turn: usize, message: &mut Message) {
+    if let Message::Assistant { content, .. } = message {
+        for block in content {
+            if let Content::ToolCall { id, .. } = block {
+                *id = renamed(turn, id);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 """{{name}}: a yohost plugin in Python, run by the host on its embedded
 interpreter. Type-check it with `mypy --strict plugin.py` once the SDK is
-installed (`pip install yohost`)."""
+installed (`pip install yohost`; until it is published, `pip install
+PATH/sdk-python` from a yohost checkout, as `yohost new` printed)."""
 
 from yohost import BeforeTool, BeforeToolReply, Deny, Plugin, log
 

@@ -292,19 +292,10 @@ fn decisions_dir() -> (tempfile::TempDir, tempfile::TempDir) {
     (plugins, work)
 }
 
-fn position(stdout: &str, wanted: &str) -> usize {
-    stdout
-        .lines()
-        .position(|l| l.starts_with(wanted))
-        .unwrap_or_else(|| panic!("{wanted:?} in {stdout}"))
-}
-
 #[test]
 fn run_names_the_plugin_of_each_decision_after_the_call_it_concerns() {
     let (plugins, work) = decisions_dir();
-    let dir = plugins.path().to_str().unwrap();
-    let args = ["run", dir, "--prompt", "go", "--script", "script.json"];
-    let (code, stdout, _) = yohost(&args, work.path());
+    let (code, stdout, _) = run_script(plugins.path(), false, work.path());
     assert_eq!(code, Some(0), "{stdout}");
     let at = |wanted: &str| position(&stdout, wanted);
     let rm = at(r#"-> bash {"command":"rm -rf ./build"}"#);
@@ -330,16 +321,7 @@ fn run_names_the_plugin_of_each_decision_after_the_call_it_concerns() {
     );
     assert!(!work.path().join("x.txt").exists());
 
-    let args = [
-        "run",
-        dir,
-        "--prompt",
-        "go",
-        "--script",
-        "script.json",
-        "--json",
-    ];
-    let (code, stdout, _) = yohost(&args, work.path());
+    let (code, stdout, _) = run_script(plugins.path(), true, work.path());
     assert_eq!(code, Some(0), "{stdout}");
     let decisions: Vec<serde_json::Value> = stdout
         .lines()

@@ -1,7 +1,10 @@
 //! The embedding example (`examples/embed.rs`) builds (`cargo test` builds
 //! the package's examples) and runs: it prints the plugin report through
 //! `PluginReport`'s `Display`, its run is judged by the plugins, and the
-//! plugins' log lines reach its tracing subscriber. Its Python is the
+//! plugins' log lines reach its tracing subscriber, and it prints each
+//! hook's figures. docs/embedding.md shows the example whole, with the
+//! `Cargo.toml` lines it builds with: the page's code is the example's, and
+//! every crate the page names is one this package depends on. Its Python is the
 //! interpreter it was built against (`PYO3_PYTHON`, else `python3`), through
 //! the rpath its build script adds.
 
@@ -80,7 +83,64 @@ fn the_embedding_example_prints_the_report_and_the_plugins_judge_its_run() {
         "{stdout}"
     );
     assert!(!stdout.contains("would run"), "{stdout}");
+    assert!(
+        stdout.contains("guard before_tool: 1 calls, 0 failed, p50 Some("),
+        "{stdout}"
+    );
     assert!(stderr.contains("judged a removal"), "{stderr}");
     let prefix = format!("python at {}", build_python_prefix());
     assert!(stderr.contains(&prefix), "{prefix} in {stderr}");
+}
+
+/// The fenced blocks of `lang` in `text` (three backticks), in order.
+fn blocks<'a>(text: &'a str, lang: &str) -> Vec<&'a str> {
+    let fence = format!("```{lang}\n");
+    text.split(fence.as_str())
+        .skip(1)
+        .filter_map(|rest| rest.split("```").next())
+        .collect()
+}
+
+#[test]
+fn the_embedding_page_shows_the_example_whole_with_the_crates_it_builds_with() {
+    let cli = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(cli.join("../docs/embedding.md")).unwrap();
+    let example = std::fs::read_to_string(cli.join("examples/embed.rs")).unwrap();
+    // Four backticks: the example's own doc comment holds a fenced block.
+    assert!(
+        page.contains(&format!("````rust\n{example}````\n")),
+        "docs/embedding.md must show cli/examples/embed.rs whole"
+    );
+    let manifest: toml::Table =
+        toml::from_str(&std::fs::read_to_string(cli.join("Cargo.toml")).unwrap()).unwrap();
+    let ours: Vec<&String> = ["dependencies", "dev-dependencies"]
+        .iter()
+        .filter_map(|section| manifest.get(*section)?.as_table())
+        .flat_map(|table| table.keys())
+        .collect();
+    let shown = blocks(&page, "toml");
+    let shown: toml::Table = toml::from_str(shown.first().expect("a Cargo.toml block")).unwrap();
+    let needed = shown["dependencies"].as_table().unwrap();
+    for name in needed.keys() {
+        assert!(
+            ours.contains(&name),
+            "the page names `{name}`, which the example does not build with"
+        );
+    }
+    for crate_name in [
+        "yohost",
+        "yohost-adapter-pi",
+        "yohost-adapter-dsh",
+        "yohost-adapter-rutis-agent",
+        "yoagent",
+        "tokio",
+        "tracing-subscriber",
+        "async-trait",
+        "serde_json",
+    ] {
+        assert!(
+            needed.contains_key(crate_name),
+            "the page's Cargo.toml lacks `{crate_name}`"
+        );
+    }
 }

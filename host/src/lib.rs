@@ -102,7 +102,7 @@ mod run;
 pub mod sandbox;
 
 pub use call::{codec, logging, worker};
-pub use load::{adapter, discovery, grants, manifest, private_dir, source};
+pub use load::{adapter, discovery, grants, lockfile, manifest, private_dir, source};
 pub use model::limits;
 
 pub use call::error::{CallError, HookError};

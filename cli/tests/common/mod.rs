@@ -1,5 +1,7 @@
 //! What the command's tests share: running `yohost`, and a plugin
 //! directory of the example dylibs.
+// Each test binary uses a part of these.
+#![allow(dead_code)]
 
 use crate::support::{example_dylib, plugin_dir, write};
 use std::path::Path;
@@ -22,6 +24,18 @@ pub fn yohost(args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
     )
 }
 
+/// Run `yohost run DIR --prompt go --script script.json` (with `--json`
+/// when `json`) in `cwd`, which holds the script: (exit code, stdout,
+/// stderr).
+pub fn run_script(dir: &Path, json: bool, cwd: &Path) -> (Option<i32>, String, String) {
+    let dir = dir.to_str().expect("a UTF-8 path");
+    let mut args = vec!["run", dir, "--prompt", "go", "--script", "script.json"];
+    if json {
+        args.push("--json");
+    }
+    yohost(&args, cwd)
+}
+
 /// The example policy and tool dylibs, each in a folder of its own.
 pub fn dylib_dir() -> tempfile::TempDir {
     let dir = plugin_dir();
@@ -37,4 +51,12 @@ pub fn dylib_dir() -> tempfile::TempDir {
         );
     }
     dir
+}
+
+/// The index of the first line of `stdout` that starts with `wanted`.
+pub fn position(stdout: &str, wanted: &str) -> usize {
+    stdout
+        .lines()
+        .position(|l| l.starts_with(wanted))
+        .unwrap_or_else(|| panic!("{wanted:?} in {stdout}"))
 }

@@ -47,8 +47,10 @@ pub const LOAD_LOG_TARGET: &str = "yohost::load";
 
 /// The tracing target of every decision a plugin makes about a tool call,
 /// at info level, with fields `run_id`, `plugin`, `hook`, `tool`, `call_id`
-/// and `decision` (a [`Decision`] name); a deny has `reason` too, a
-/// rewrite `args` (the arguments it asked for, as JSON).
+/// and `decision` (a [`Decision`] name); a deny and a failure have `reason`
+/// too (a failure's says what failed, with the reply's expected and actual
+/// shape when the reply did not fit), a rewrite `args` (the arguments it
+/// asked for, as JSON).
 pub const DECISION_LOG_TARGET: &str = "yohost::decision";
 
 /// What a plugin decided about one tool call.
@@ -58,9 +60,11 @@ pub enum Decision {
     Deny,
     /// `before_tool` rewrote the call's arguments.
     Rewrite,
-    /// `after_tool` changed the call's output (a redaction, say), or
-    /// withheld it by failing.
+    /// `after_tool` changed the call's output (a redaction, say).
     EditOutput,
+    /// `after_tool` failed (it threw, timed out, or its reply did not fit
+    /// the contract), which withholds the call's output.
+    Fail,
 }
 
 impl Decision {
@@ -70,6 +74,7 @@ impl Decision {
             Decision::Deny => "deny",
             Decision::Rewrite => "rewrite",
             Decision::EditOutput => "edit_output",
+            Decision::Fail => "fail",
         }
     }
 }
@@ -85,8 +90,8 @@ pub struct CallRef<'a> {
 }
 
 /// Log one decision of `plugin` about `call`, at target
-/// [`DECISION_LOG_TARGET`]. `detail` is a deny's reason or a rewrite's
-/// arguments.
+/// [`DECISION_LOG_TARGET`]. `detail` is a deny's or a failure's reason, or a
+/// rewrite's arguments.
 pub(crate) fn decision(
     call: &CallRef<'_>,
     plugin: &str,
@@ -105,6 +110,9 @@ pub(crate) fn decision(
         }
         Decision::EditOutput => {
             tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, "{plugin} edited the output of {tool}")
+        }
+        Decision::Fail => {
+            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, reason = detail.unwrap_or_default(), "{plugin} failed in {hook}, so the output of {tool} was withheld")
         }
     }
 }

@@ -97,6 +97,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         hooks,
         name: Some(name),
         warnings: Vec::new(),
+        unknown_names: Vec::new(),
         unloads: false,
         ecosystem: None,
         routed: None,

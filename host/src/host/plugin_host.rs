@@ -43,6 +43,7 @@ pub struct PluginHostBuilder {
     dir: PathBuf,
     adapters: Adapters,
     dry_run: bool,
+    locked: bool,
 }
 
 impl PluginHostBuilder {
@@ -70,10 +71,21 @@ impl PluginHostBuilder {
         self
     }
 
+    /// Load only what the directory's `yohost.lock` records (see
+    /// [`lockfile`](crate::lockfile)): a plugin that is not in it, or whose
+    /// files differ from it, is refused, naming each file that differs; a
+    /// plugin that matches loads from a private copy of the very bytes that
+    /// were hashed. Live reload goes on: a changed plugin is loaded again
+    /// only if it matches the lock.
+    pub fn locked(mut self, on: bool) -> Self {
+        self.locked = on;
+        self
+    }
+
     /// Load every plugin in the directory and watch it, as
     /// [`PluginHost::open`] does.
     pub fn open(self) -> Result<PluginHost, HostError> {
-        PluginHost::open_with(&self.dir, self.adapters, self.dry_run)
+        PluginHost::open_with(&self.dir, self.adapters, self.dry_run, self.locked)
     }
 }
 
@@ -85,6 +97,7 @@ impl PluginHost {
             dir: dir.as_ref().to_path_buf(),
             adapters: Adapters::default(),
             dry_run: false,
+            locked: false,
         }
     }
 
@@ -95,11 +108,16 @@ impl PluginHost {
     /// is logged as a warning, and changes are still seen at the next run
     /// through the directory's top-level fingerprint (see `watch.rs`).
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, HostError> {
-        Self::open_with(dir.as_ref(), Adapters::default(), false)
+        Self::open_with(dir.as_ref(), Adapters::default(), false, false)
     }
 
-    fn open_with(dir: &Path, adapters: Adapters, dry_run: bool) -> Result<Self, HostError> {
-        let registry = Registry::open(dir, adapters, dry_run)?;
+    fn open_with(
+        dir: &Path,
+        adapters: Adapters,
+        dry_run: bool,
+        locked: bool,
+    ) -> Result<Self, HostError> {
+        let registry = Registry::open(dir, adapters, dry_run, locked)?;
         let weak = Arc::downgrade(&registry);
         // Symlinks are never followed: a link in a plugin's folder (to
         // `/usr`, `/proc`, a home directory) would cost a watch for every

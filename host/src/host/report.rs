@@ -2,7 +2,7 @@
 
 use crate::load::loaded::LoadedPlugin;
 use crate::load::registry::Snapshot;
-use crate::model::Confinement;
+use crate::model::{Confinement, Mode};
 use crate::run::session::PluginSession;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,12 @@ pub struct PluginReport {
     pub ecosystem: Option<String>,
     /// Loaded or refused.
     pub status: Status,
+    /// Advisory or required (a refused plugin: the mode it would have had).
+    pub mode: Mode,
+    /// What its manifest grants, one item each (`read data/`, `exec`, …;
+    /// see [`Capabilities::granted`](crate::manifest::Capabilities::granted));
+    /// empty for a refused plugin or one granted nothing.
+    pub grants: Vec<String>,
     /// The hooks it implements.
     pub hooks: Vec<String>,
     /// The tools it offers.
@@ -112,6 +118,8 @@ pub async fn report(snapshot: &Snapshot) -> Vec<PluginReport> {
             routed: None,
             ecosystem: refusal.ecosystem.map(|e| e.as_str().to_string()),
             status: Status::Refused,
+            mode: refusal.mode,
+            grants: Vec::new(),
             hooks: Vec::new(),
             tools: Vec::new(),
             reason: Some(refusal.reason.to_string()),
@@ -162,6 +170,8 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
         routed: plugin.routed.clone(),
         ecosystem: Some(plugin.ecosystem.as_str().to_string()),
         status: Status::Loaded,
+        mode: plugin.mode(),
+        grants: plugin.manifest.capabilities.granted(),
         hooks: plugin
             .hooks
             .iter()
@@ -186,6 +196,8 @@ mod tests {
             routed: None,
             ecosystem: Some("yohost".into()),
             status,
+            mode: Mode::Advisory,
+            grants: Vec::new(),
             hooks: vec!["tools".into(), "before_tool".into()],
             tools: vec!["shout".into()],
             reason: None,

@@ -189,6 +189,7 @@ fn passed_over(path: &Path) -> bool {
                 | "tsconfig.json"
                 | "package.json"
                 | "package-lock.json"
+                | "yohost.lock"
         )
         || name.ends_with(".md")
         || name.ends_with(".txt")

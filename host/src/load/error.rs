@@ -43,6 +43,25 @@ pub enum LoadError {
         /// What is wrong with it, and what a valid name is.
         problem: NameError,
     },
+    /// A required plugin uses event or hook names the host does not know,
+    /// so code it counts on would never run.
+    #[error("{path}: a required plugin, and it {}; fix the name, or set `mode = \"advisory\"` in its plugin.toml to load it with a warning", names.join("; it "))]
+    UnknownNames {
+        /// The plugin's file or folder.
+        path: PathBuf,
+        /// Each unknown name, as a sentence with the closest known one.
+        names: Vec<String>,
+    },
+    /// A locked host refused the plugin: it is not in the lock file, its
+    /// files differ from it (naming each file), or its private copy could
+    /// not be made.
+    #[error("{path}: refused by the lock: {problem}")]
+    Locked {
+        /// The plugin's file or folder.
+        path: PathBuf,
+        /// Why, naming the files that differ.
+        problem: String,
+    },
     /// The dylib could not be copied for loading: the private folder for
     /// library copies cannot be used.
     #[error("{path}: no private folder to load the library from: {problem}")]

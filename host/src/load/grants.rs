@@ -483,7 +483,10 @@ impl Grants {
             if dirs.iter().any(|d| &d.written == written) {
                 continue;
             }
-            let path = lexical(&base.join(written));
+            // Against the plugin's folder, whatever path the directory was
+            // given by (`../plugins` too): absolute, as every access is.
+            let joined = base.join(written);
+            let path = lexical(&std::path::absolute(&joined).unwrap_or(joined));
             let dir = Confined::open(&path).map_err(|e| GrantError {
                 access,
                 grant: written.clone(),
@@ -631,16 +634,22 @@ fn nonempty(relative: &Path) -> &Path {
     }
 }
 
-/// `path` without `.` and `..` components, taken on its text (it need not
-/// exist; `..` at the root stays at the root).
+/// `path` without `.` components and with each `..` taken back where it
+/// can be, on its text (it need not exist): `..` at the root stays at the
+/// root, and the leading `..` of a relative path are kept (`../plugins`
+/// stays above the working directory).
 pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
             Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                Some(Component::ParentDir | Component::CurDir) | None => out.push(".."),
+            },
             other => out.push(other),
         }
     }
@@ -831,5 +840,10 @@ mod tests {
     fn lexical_drops_dots_and_stops_at_the_root() {
         assert_eq!(lexical(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(lexical(Path::new("/../../etc")), PathBuf::from("/etc"));
+        assert_eq!(
+            lexical(Path::new("../../plugins/./a/../reader/data")),
+            PathBuf::from("../../plugins/reader/data")
+        );
+        assert_eq!(lexical(Path::new("a/../../b")), PathBuf::from("../b"));
     }
 }

@@ -25,6 +25,10 @@ pub struct Loaded {
     pub name: Option<String>,
     /// Things a person should know that do not stop it loading.
     pub warnings: Vec<String>,
+    /// The event or hook names it uses that the host does not know, each
+    /// as a sentence with the closest known name: a required plugin is
+    /// refused for them, an advisory one loads with them as warnings.
+    pub unknown_names: Vec<String>,
     /// Whether it has code that runs when it is unloaded (pi's
     /// `session_shutdown`): the host calls that even when it has no hooks.
     pub unloads: bool,
@@ -40,14 +44,15 @@ pub struct Loaded {
 
 impl Loaded {
     /// A plugin implementing `hooks`, with nothing else known yet: no name
-    /// of its own, no warnings, no unload code, its ecosystem the file's,
-    /// not routed, and no processes.
+    /// of its own, no warnings, no unknown names, no unload code, its
+    /// ecosystem the file's, not routed, and no processes.
     pub fn new(plugin: Arc<dyn Plugin>, hooks: impl IntoIterator<Item = Hook>) -> Self {
         Self {
             plugin,
             hooks: hooks.into_iter().collect(),
             name: None,
             warnings: Vec::new(),
+            unknown_names: Vec::new(),
             unloads: false,
             ecosystem: None,
             routed: None,

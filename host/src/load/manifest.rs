@@ -223,6 +223,31 @@ pub enum Network {
     Hosts(Vec<String>),
 }
 
+impl Capabilities {
+    /// What is granted, one item each, as `check` shows it: `read data/`,
+    /// `write out/`, `env HOME`, `network` (any host) or `network HOST`,
+    /// `exec`, `unconfined`. Empty: nothing is granted.
+    pub fn granted(&self) -> Vec<String> {
+        let paths = |verb: &str, paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| format!("{verb} {}", p.display()))
+                .collect::<Vec<_>>()
+        };
+        let mut out = paths("read", &self.read);
+        out.extend(paths("write", &self.write));
+        out.extend(self.env.iter().map(|name| format!("env {name}")));
+        match &self.network {
+            Network::Granted(true) => out.push("network".into()),
+            Network::Granted(false) => {}
+            Network::Hosts(hosts) => out.extend(hosts.iter().map(|h| format!("network {h}"))),
+        }
+        out.extend(self.exec.then(|| "exec".to_string()));
+        out.extend(self.unconfined.then(|| "unconfined".to_string()));
+        out
+    }
+}
+
 impl Default for Network {
     fn default() -> Self {
         Network::Granted(false)
@@ -344,7 +369,7 @@ impl Manifest {
             return Err(ManifestError::TooDeep);
         }
         let manifest: Manifest =
-            toml::from_str(text).map_err(|e| ManifestError::Syntax(e.to_string()))?;
+            toml::from_str(text).map_err(|e| ManifestError::Syntax(one_line(text, &e)))?;
         if let Some(name) = &manifest.name {
             check_name(name).map_err(ManifestError::Name)?;
         }
@@ -474,6 +499,22 @@ fn nesting_depth(text: &str) -> usize {
         }
     }
     deepest
+}
+
+/// A TOML error on one line, as a table shows it: where (`line L, column
+/// C`) and the whole message (`unknown variant `requird`, expected
+/// `advisory` or `required``), without the excerpt of the file.
+fn one_line(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim().replace('\n', " ");
+    match error.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
 }
 
 #[cfg(test)]

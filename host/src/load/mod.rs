@@ -10,6 +10,7 @@ pub mod discovery;
 pub(crate) mod error;
 pub mod grants;
 pub(crate) mod loaded;
+pub mod lockfile;
 pub mod manifest;
 pub mod private_dir;
 pub(crate) mod registry;

@@ -21,6 +21,7 @@ use crate::load::adapter::Adapters;
 use crate::load::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
 use crate::load::error::{HostError, LoadError};
 use crate::load::loaded::LoadedPlugin;
+use crate::load::lockfile::{snapshot, FromCopy, Lockfile};
 use crate::load::manifest::{check_name, Manifest, MANIFEST_FILE};
 use crate::model::sync::{lock, read, write};
 use crate::model::EngineKind;
@@ -72,6 +73,9 @@ pub(crate) struct Registry {
     adapters: Adapters,
     /// Plugins load for a check (see [`Candidate::dry_run`]).
     dry_run: bool,
+    /// Plugins load only as the directory's lock file records them (see
+    /// [`lockfile`](crate::lockfile)).
+    locked: bool,
     current: RwLock<Arc<Snapshot>>,
     kept: Mutex<HashMap<PathBuf, Kept>>,
     top_level: Mutex<TopLevel>,
@@ -100,6 +104,7 @@ impl Registry {
         dir: &Path,
         adapters: Adapters,
         dry_run: bool,
+        locked: bool,
     ) -> Result<Arc<Self>, HostError> {
         std::fs::read_dir(dir).map_err(|source| HostError::Directory {
             path: dir.to_path_buf(),
@@ -109,6 +114,7 @@ impl Registry {
             dir: Some(dir.to_path_buf()),
             adapters,
             dry_run,
+            locked,
             current: RwLock::default(),
             kept: Mutex::default(),
             top_level: Mutex::default(),
@@ -127,6 +133,7 @@ impl Registry {
             dir: None,
             adapters: Adapters::default(),
             dry_run: false,
+            locked: false,
             current: RwLock::new(Arc::new(Snapshot {
                 plugins,
                 refused: Vec::new(),
@@ -233,7 +240,8 @@ impl Registry {
                 _ => to_load.push((index, candidate)),
             }
         }
-        for (index, loaded) in load_all(&self.adapters, to_load) {
+        let lock = self.locked.then(|| Lockfile::read(dir));
+        for (index, loaded) in load_all(&self.adapters, lock.as_ref(), to_load) {
             match &loaded {
                 Ok(plugin) => {
                     tracing::debug!(target: LOAD_LOG_TARGET, plugin = %plugin.name, file = %plugin.file.display(), "plugin loaded")
@@ -331,6 +339,7 @@ const LOADER_STACK_BYTES: usize = 8 * 1024 * 1024;
 /// subscriber and span.
 fn load_all(
     adapters: &Adapters,
+    locked_by: Option<&Result<Lockfile, String>>,
     candidates: Vec<(usize, &mut Candidate)>,
 ) -> Vec<(usize, Result<Arc<LoadedPlugin>, LoadError>)> {
     let (python, others): (Vec<_>, Vec<_>) = candidates
@@ -356,7 +365,7 @@ fn load_all(
             };
             for (index, candidate) in job {
                 adapters.classify(candidate);
-                done.push((index, load(adapters, candidate).map(Arc::new)));
+                done.push((index, load(adapters, locked_by, candidate).map(Arc::new)));
             }
         }
     };
@@ -391,12 +400,34 @@ fn load_all(
 /// nothing to run when it is unloaded loads with a warning, since the host
 /// will never call it (code that runs only while it loads, pi's
 /// `session_start`, has run by then).
-fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, LoadError> {
+///
+/// Under a lock (`lock` is the directory's lock file), the plugin loads from
+/// a private copy of the files that match it (see
+/// [`lockfile`](crate::lockfile)), and is refused when they do not.
+fn load(
+    adapters: &Adapters,
+    lock: Option<&Result<Lockfile, String>>,
+    found: &Candidate,
+) -> Result<LoadedPlugin, LoadError> {
+    let (copied, private_copy) = match lock {
+        None => (None, None),
+        Some(Err(problem)) => {
+            return Err(LoadError::Locked {
+                path: found.root.clone(),
+                problem: problem.clone(),
+            })
+        }
+        Some(Ok(lock)) => {
+            let (copied, dir) = snapshot(found, lock)?;
+            (Some(copied), Some(dir))
+        }
+    };
+    let candidate = copied.as_ref().unwrap_or(found);
     let loaded = adapters.load(candidate)?;
     let name = match (&candidate.named_by_manifest, loaded.name) {
         (false, Some(own)) if !own.is_empty() => {
             check_name(&own).map_err(|problem| LoadError::BadName {
-                path: candidate.root.clone(),
+                path: found.root.clone(),
                 name: own.clone(),
                 problem,
             })?;
@@ -404,7 +435,14 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
         }
         _ => candidate.name.clone(),
     };
+    if candidate.manifest.mode == Mode::Required && !loaded.unknown_names.is_empty() {
+        return Err(LoadError::UnknownNames {
+            path: found.root.clone(),
+            names: loaded.unknown_names,
+        });
+    }
     let mut warnings = loaded.warnings;
+    warnings.extend(loaded.unknown_names);
     if loaded.hooks.is_empty() && !loaded.unloads {
         let warning = "it implements no hooks and offers no tools, so the host will never call it";
         tracing::warn!(target: LOAD_LOG_TARGET, plugin = %name, "{warning}");
@@ -412,18 +450,24 @@ fn load(adapters: &Adapters, candidate: &Candidate) -> Result<LoadedPlugin, Load
     }
     Ok(LoadedPlugin {
         name,
-        file: candidate.root.clone(),
+        file: found.root.clone(),
         engine: loaded
             .routed
             .as_ref()
             .map_or(candidate.engine, |r| r.engine),
         routed: loaded.routed.map(|r| r.because),
         ecosystem: loaded.ecosystem.unwrap_or(candidate.ecosystem),
-        manifest: candidate.manifest.clone(),
+        manifest: found.manifest.clone(),
         hooks: loaded.hooks,
         warnings,
         processes: loaded.processes,
-        plugin: loaded.plugin,
+        plugin: match private_copy {
+            Some(copy) => Arc::new(FromCopy {
+                plugin: loaded.plugin,
+                _copy: copy,
+            }),
+            None => loaded.plugin,
+        },
         stats: PluginStats::default(),
     })
 }
@@ -445,7 +489,7 @@ mod tests {
     #[test]
     fn snapshots_at_once_read_the_top_level_once_and_a_later_one_sees_a_change() {
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(dir.path(), Adapters::default(), false).unwrap();
+        let registry = Registry::open(dir.path(), Adapters::default(), false, false).unwrap();
         // Three snapshots at once, as a run's start takes them, read the top
         // level once. (On a loaded machine the three may now and then be
         // spread over more than the window: some try of twenty gets there.)

@@ -6,11 +6,15 @@
 //! - [`Ecosystem`]: the plugin API a plugin is written against;
 //! - [`Confinement`]: whether the kernel confines a plugin's processes;
 //! - [`limits`]: the fixed bounds on what a plugin sends the host;
+//! - `names`: the known name closest to a misspelt one;
 //! - `sync`: the one poisoning policy of the host's locks.
 
 use serde::{Deserialize, Serialize};
 
 pub mod limits;
+// Only the JS flavors report names the host does not know.
+#[cfg(feature = "js")]
+pub(crate) mod names;
 pub(crate) mod sync;
 
 /// The engine a plugin runs on.

@@ -254,20 +254,21 @@ impl RunHooks for RunSet {
                 output: data.clone(),
             };
             let before = data.clone();
-            session.after_tool(args, &mut data).await;
-            if data != before {
-                let at = CallRef {
-                    run_id: &self.run.run_id,
-                    tool: call.tool_name,
-                    call_id: call.tool_call_id,
-                };
-                decision(
-                    &at,
-                    session.name(),
-                    Hook::AfterTool,
-                    Decision::EditOutput,
-                    None,
-                );
+            let at = CallRef {
+                run_id: &self.run.run_id,
+                tool: call.tool_name,
+                call_id: call.tool_call_id,
+            };
+            let name = session.name();
+            match session.after_tool(args, &mut data).await {
+                Err(e) => {
+                    let why = e.error.to_string();
+                    decision(&at, name, Hook::AfterTool, Decision::Fail, Some(&why));
+                }
+                Ok(()) if data != before => {
+                    decision(&at, name, Hook::AfterTool, Decision::EditOutput, None);
+                }
+                Ok(()) => {}
             }
         }
         if data != original {

@@ -302,16 +302,24 @@ impl PluginSession {
     }
 
     /// `after_tool`: edits `output` in place; a failure withholds it.
-    pub(crate) async fn after_tool(&self, mut args: AfterToolArgs, output: &mut ToolOutputData) {
+    pub(crate) async fn after_tool(
+        &self,
+        mut args: AfterToolArgs,
+        output: &mut ToolOutputData,
+    ) -> Result<(), HookError> {
         args.output = output.clone();
         match self.call::<kind::AfterTool>(args).await {
-            Ok(edit) => edit.apply(output),
+            Ok(edit) => {
+                edit.apply(output);
+                Ok(())
+            }
             Err(e) => {
                 *output = ToolOutputData {
                     content: vec![ContentBlock::text(format!("[yohost] output withheld: {e}"))],
                     details: serde_json::Value::Null,
                     is_error: true,
-                }
+                };
+                Err(e)
             }
         }
     }

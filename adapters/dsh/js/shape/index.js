@@ -42,9 +42,18 @@ export default async function dshShape(namespace, settings) {
   const { ctx, bus, prompt, registry, dispose } = createContext(warn);
   await plugin.apply(ctx, config);
   loaded = true;
-  for (const name of bus.names()) {
-    if (!HOST_EVENTS.includes(name)) warnings.push(`listens for \`${name}\`, which the host never emits: the listener never runs`);
-  }
+  // An event the host never emits may be the plugin's own; one a letter or
+  // two from the host's is reported as unknown, with the one it meant.
+  const unknown = bus
+    .names()
+    .filter((name) => !HOST_EVENTS.includes(name))
+    .map((name) => ({
+      what: `listens for \`${name}\``,
+      name,
+      known: HOST_EVENTS,
+      strict: false,
+      outcome: "the listener never runs",
+    }));
 
   // Per run: the agent session the tools see (`exec.agent.session`).
   const sessions = new Map();
@@ -89,5 +98,5 @@ export default async function dshShape(namespace, settings) {
     return null;
   };
   const name = typeof plugin.name === "string" && plugin.name !== "" ? plugin.name : undefined;
-  return { name, hooks, warnings, unload: dispose };
+  return { name, hooks, warnings, unknown, unload: dispose };
 }

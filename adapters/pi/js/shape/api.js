@@ -1,5 +1,5 @@
 // The `pi` object an extension's factory receives, and what it records:
-// handlers by event, tools, refusals and warnings.
+// handlers by event, tools, refusals, warnings and unknown event names.
 
 import { HOOKED, OBSERVED, REFUSED, SILENT } from "pi:shape/events";
 import refused from "pi:shape/refused";
@@ -16,6 +16,8 @@ export function createExtension(host) {
     tools: new Map(),
     refusals: [],
     warnings: [],
+    // Event names pi does not have (`{what, name, known, strict, outcome}`).
+    unknown: [],
     loaded: false,
   };
   const flags = new Map();
@@ -36,9 +38,18 @@ export function createExtension(host) {
       return;
     }
     const known = HOOKED.includes(event) || Object.values(OBSERVED).includes(event);
-    if (!known) {
-      const note = SILENT.includes(event) ? "which the host never emits" : "which the host does not know";
-      state.warnings.push(`listens for \`${event}\`, ${note}: the handler never runs`);
+    if (!known && SILENT.includes(event)) {
+      state.warnings.push(`listens for \`${event}\`, which the host never emits: the handler never runs`);
+    } else if (!known) {
+      // Not one of pi's events: the host says which it meant, and refuses
+      // a required extension for it.
+      state.unknown.push({
+        what: `listens for \`${event}\``,
+        name: String(event),
+        known: [...HOOKED, ...Object.values(OBSERVED), ...SILENT, ...Object.keys(REFUSED)],
+        strict: true,
+        outcome: "the handler never runs",
+      });
     } else if (state.loaded && !state.handlers.has(event)) {
       throw new Error(`pi.on("${event}") after loading is not available in yohost: listen while the extension loads`);
     }

@@ -1,6 +1,7 @@
 // The pi flavor's shape: runs a pi extension's factory `(pi) => void` (its
 // module's default export) against a `pi` object of the adapter's and turns
-// what it registered into yohost hooks. Returns `{hooks, warnings, unload?}`;
+// what it registered into yohost hooks. Returns `{hooks, warnings, unknown,
+// unload?}`;
 // throws to refuse the extension, naming what the host cannot honour.
 //
 // The host's services (the working directory, and `exec` when the manifest
@@ -33,5 +34,5 @@ export default async function piShape(namespace) {
   const unload = state.handlers.has("session_shutdown")
     ? () => emit(state, "session_shutdown", { type: "session_shutdown", reason: "quit" }, makeCtx(null))
     : undefined;
-  return { hooks, warnings: state.warnings, unload };
+  return { hooks, warnings: state.warnings, unknown: state.unknown, unload };
 }

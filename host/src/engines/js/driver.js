@@ -152,7 +152,7 @@
   return {
     // Turn the entry module's namespace into hooks with the flavor's
     // `shape` (which may be async), given the flavor's settings; resolves to
-    // `{name, hooks, warnings, unloads}` as JSON (`unloads`: the shape gave
+    // `{name, hooks, warnings, unknown, unloads}` as JSON (`unloads`: the shape gave
     // an `unload`).
     async install(shape, namespace, settingsJson, envJson, dir) {
       env = Object.freeze(JSON.parse(envJson));
@@ -162,8 +162,9 @@
       if (typeof shaped.unload === "function") unload = shaped.unload;
       const name = typeof shaped.name === "string" ? shaped.name : null;
       const warnings = Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [];
+      const unknown = Array.isArray(shaped.unknown) ? shaped.unknown : [];
       const unloads = typeof shaped.unload === "function";
-      return JSON.stringify({ name, hooks: Object.keys(hooks), warnings, unloads });
+      return JSON.stringify({ name, hooks: Object.keys(hooks), warnings, unknown, unloads });
     },
     // The plugin is being dropped: run the shape's `unload`, if it gave one.
     unload() {

@@ -15,6 +15,7 @@ use crate::load::error::LoadError;
 use crate::load::grants::Grants;
 use crate::load::loaded::Loaded;
 use crate::load::manifest::Capabilities;
+use crate::model::names::closest;
 use crate::model::Confinement;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -57,9 +58,52 @@ pub struct Shaped {
     /// What the flavor's shape reported without refusing the plugin.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The event or hook names the plugin used that the flavor does not
+    /// know.
+    #[serde(default)]
+    pub unknown: Vec<UnknownName>,
     /// Whether the shape gave an `unload`, which runs when it is dropped.
     #[serde(default)]
     pub unloads: bool,
+}
+
+/// An event or hook name a plugin used that its flavor does not know, as
+/// a flavor's shape reports it: `{what, name, known, strict, outcome}`.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct UnknownName {
+    /// What the plugin did with it ("listens for `tool_cal`").
+    pub what: String,
+    /// The name.
+    pub name: String,
+    /// The names the flavor knows there.
+    pub known: Vec<String>,
+    /// Whether a name close to none of `known` is unknown too; otherwise
+    /// it may be the plugin's own (an event it emits itself), and is only a
+    /// warning that the host never emits it.
+    #[serde(default)]
+    pub strict: bool,
+    /// What becomes of the code behind it ("the handler never runs").
+    pub outcome: String,
+}
+
+impl UnknownName {
+    /// The sentence that names it with the closest known name (`Ok`: it
+    /// is unknown), or the warning for a name that may be the plugin's
+    /// own (`Err`).
+    pub fn sentence(&self) -> Result<String, String> {
+        let (what, outcome) = (&self.what, &self.outcome);
+        let known = self.known.iter().map(String::as_str);
+        match (closest(&self.name, known), self.strict) {
+            (Some(near), _) => Ok(format!(
+                "{what}, which the host does not know (did you mean `{near}`?): {outcome}"
+            )),
+            (None, true) => Ok(format!(
+                "{what}, which the host does not know (it knows {}): {outcome}",
+                self.known.join(", ")
+            )),
+            (None, false) => Err(format!("{what}, which the host never emits: {outcome}")),
+        }
+    }
 }
 
 impl Shaped {
@@ -84,12 +128,20 @@ impl Shaped {
             })
             .collect::<Result<_, _>>()?;
         let mut all = self.warnings;
+        let mut unknown_names = Vec::new();
+        for unknown in &self.unknown {
+            match unknown.sentence() {
+                Ok(sentence) => unknown_names.push(sentence),
+                Err(warning) => all.push(warning),
+            }
+        }
         all.extend(warnings);
         Ok(Loaded {
             plugin,
             hooks,
             name: self.name,
             warnings: all,
+            unknown_names,
             unloads: self.unloads,
             ecosystem: None,
             routed: None,

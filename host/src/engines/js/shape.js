@@ -1,8 +1,9 @@
 // yohost's plugin shape: the plugin module's default export is
-// `definePlugin({...})` (or the same plain object). Returns `{name, hooks}`,
-// where each hook is a function `(args, ctx) => reply` (or a promise of it).
-// Unknown fields are an error, so a misspelt hook is reported instead of
-// silently ignored.
+// `definePlugin({...})` (or the same plain object). Returns `{name, hooks,
+// unknown}`, where each hook is a function `(args, ctx) => reply` (or a
+// promise of it). Unknown fields are reported with the field meant, so a
+// misspelt hook refuses a required plugin and warns of an advisory one
+// instead of being silently ignored.
 export default function shape(namespace) {
   const plugin = namespace.default;
   const HOOKS = ["before_tool", "after_tool", "before_model", "on_input", "on_stop", "on_event", "finish"];
@@ -10,10 +11,9 @@ export default function shape(namespace) {
   if (plugin === null || typeof plugin !== "object") {
     throw new TypeError("the plugin file must `export default definePlugin({...})` (from \"yohost\")");
   }
-  const unknown = Object.keys(plugin).filter((k) => !FIELDS.includes(k));
-  if (unknown.length > 0) {
-    throw new TypeError(`the plugin has unknown field(s) ${unknown.map((k) => "`" + k + "`").join(", ")}; known: ${FIELDS.join(", ")}`);
-  }
+  const unknown = Object.keys(plugin)
+    .filter((k) => !FIELDS.includes(k))
+    .map((k) => ({ what: `has the field \`${k}\``, name: k, known: FIELDS, strict: true, outcome: "the host never calls it" }));
   const hooks = Object.create(null);
   for (const hook of HOOKS) {
     const handler = plugin[hook];
@@ -47,5 +47,5 @@ export default function shape(namespace) {
       return run(args.args, ctx);
     };
   }
-  return { name: plugin.name, hooks };
+  return { name: plugin.name, hooks, unknown };
 }

@@ -333,6 +333,7 @@ async function load(init) {
       name: typeof shaped.name === "string" ? shaped.name : null,
       hooks: Object.keys(hooks),
       warnings: (Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : []).concat(checkNotes),
+      unknown: Array.isArray(shaped.unknown) ? shaped.unknown : [],
       unloads: typeof shaped.unload === "function",
     });
   } catch (e) {

@@ -489,11 +489,13 @@ impl Shared {
                 name,
                 hooks,
                 warnings,
+                unknown,
                 unloads,
             } => self.loaded(Ok(Shaped {
                 name,
                 hooks,
                 warnings,
+                unknown,
                 unloads,
             })),
             FromNode::Refused { message } => self.loaded(Err(StartError::Refused(message))),

@@ -6,6 +6,7 @@
 //! a TypeScript file), `ready` or `refused` (once, after `init`), one of
 //! `done`, `fail`, `bad_reply` or `too_large` per call, and `log`.
 
+use crate::engines::js::glue::UnknownName;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -124,6 +125,8 @@ pub enum FromNode {
         hooks: Vec<String>,
         /// What its shape reported without refusing it.
         warnings: Vec<String>,
+        /// The event or hook names it used that its flavor does not know.
+        unknown: Vec<UnknownName>,
         /// Whether its shape gave an `unload`, which runs when it is dropped.
         unloads: bool,
     },
@@ -192,6 +195,7 @@ struct Fields {
     name: Option<String>,
     hooks: Option<Vec<String>>,
     warnings: Option<Vec<String>>,
+    unknown: Option<Vec<UnknownName>>,
     unloads: Option<bool>,
     message: Option<String>,
     #[serde(default, deserialize_with = "raw")]
@@ -223,6 +227,7 @@ impl FromNode {
                 name: f.name.clone(),
                 hooks: f.hooks.clone().ok_or_else(|| missing("hooks"))?,
                 warnings: f.warnings.clone().unwrap_or_default(),
+                unknown: f.unknown.clone().unwrap_or_default(),
                 unloads: f.unloads.unwrap_or(false),
             },
             "unloaded" => FromNode::Unloaded,

@@ -104,6 +104,7 @@ pub fn load(
         hooks,
         name: Some(own_name),
         warnings,
+        unknown_names: Vec::new(),
         unloads: false,
         ecosystem: None,
         routed: None,

@@ -1,0 +1,96 @@
+//! `yohost lock [DIR]`, and the lock entries `add` and `remove` keep.
+
+use crate::add::Source;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use yohost::discovery::{scan, Candidate, Found};
+use yohost::lockfile::{hash_plugin, Locked, Lockfile};
+
+/// Arguments of `yohost lock`.
+#[derive(clap::Args)]
+pub struct LockArgs {
+    /// The plugin directory.
+    #[arg(default_value = "plugins")]
+    dir: PathBuf,
+}
+
+/// Lock every plugin of `args.dir` as it is now: a plugin already in the
+/// lock keeps its source; one that is not is recorded as `local`.
+pub fn lock(args: LockArgs) -> Result<ExitCode, String> {
+    let mut lock = Lockfile::read(&args.dir)?;
+    let mut locked = Lockfile::default();
+    for candidate in candidates(&args.dir)? {
+        let (source, integrity) = match lock.get(&candidate.name) {
+            Some(was) => (was.source.clone(), was.integrity.clone()),
+            None => ("local".to_string(), None),
+        };
+        locked.set(entry(&candidate, source, integrity)?);
+        println!("locked {}", candidate.name);
+    }
+    lock.plugins = locked.plugins;
+    lock.write(&args.dir)?;
+    println!(
+        "{} plugins in {}",
+        lock.plugins.len(),
+        args.dir.join(yohost::lockfile::LOCK_FILE).display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Lock the plugin in the folder `folder` of `dir`, which came from `source`.
+pub fn record(dir: &Path, folder: &str, source: &Source) -> Result<(), String> {
+    let root = dir.join(folder);
+    let candidate = candidates(dir)?
+        .into_iter()
+        .find(|c| c.root == root)
+        .ok_or_else(|| format!("{} holds no plugin the host finds", root.display()))?;
+    let (source, integrity) = match source {
+        Source::Npm {
+            name,
+            version,
+            integrity,
+        } => (format!("npm:{name}@{version}"), integrity.clone()),
+        Source::Path(path) => (format!("path:{}", path.display()), None),
+    };
+    let mut lock = Lockfile::read(dir)?;
+    lock.set(entry(&candidate, source, integrity)?);
+    lock.write(dir)
+}
+
+/// Drop the plugin `name` from the lock of `dir`, if it has one.
+pub fn forget(dir: &Path, name: &str) -> Result<(), String> {
+    if !dir.join(yohost::lockfile::LOCK_FILE).exists() {
+        return Ok(());
+    }
+    let mut lock = Lockfile::read(dir)?;
+    lock.plugins.retain(|p| p.name != name);
+    lock.write(dir)
+}
+
+/// The lock entry of `candidate` as its files are now.
+fn entry(
+    candidate: &Candidate,
+    source: String,
+    integrity: Option<String>,
+) -> Result<Locked, String> {
+    let hashed = hash_plugin(candidate)?;
+    Ok(Locked {
+        name: candidate.name.clone(),
+        source,
+        integrity,
+        hash: hashed.total(),
+        files: hashed.files,
+    })
+}
+
+/// The plugins the host finds in `dir`.
+fn candidates(dir: &Path) -> Result<Vec<Candidate>, String> {
+    let found = scan(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    Ok(found
+        .into_iter()
+        .filter_map(|f| match f {
+            Found::Plugin(candidate) => Some(*candidate),
+            Found::Refused { .. } => None,
+        })
+        .collect())
+}
