@@ -7,6 +7,8 @@
 //! - the filesystem server, inside its grant and outside it (where the
 //!   server itself would allow the read, and the kernel denies it);
 //! - a Python server from PyPI (`mcp-server-time`);
+//! - the everything server over streamable HTTP, with a header read from a
+//!   granted variable, its connection living across runs;
 //! - a server that hangs past the call's deadline is told the call was
 //!   cancelled and lives on; one that exits fails its calls naming it and
 //!   is started again at the next run; `tools/list_changed` shows at the
@@ -466,4 +468,86 @@ async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
     )
     .await;
     assert_eq!(results[0].1, "say: ok");
+}
+
+/// The everything server over streamable HTTP, ended when dropped.
+struct HttpServer(std::process::Child, u16);
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = std::process::Command::new("node")
+            .arg(npm_server("server-everything").join("dist/index.js"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("node starts the server");
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let listening = lines.any(|l| l.is_ok_and(|l| l.contains("listening")));
+        assert!(listening, "the HTTP server started");
+        std::thread::spawn(move || lines.for_each(drop));
+        HttpServer(child, port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_remote_server_over_streamable_http_answers_with_a_granted_header() {
+    let server = HttpServer::start();
+    std::env::set_var("YOHOST_MCP_TEST_BEARER", "not-a-real-token");
+    let dir = plugin_dir();
+    folder(
+        dir.path(),
+        "remote",
+        json!({"remote": {
+            "url": format!("http://127.0.0.1:{}/mcp", server.1),
+            "headers": {"Authorization": "Bearer ${YOHOST_MCP_TEST_BEARER}"},
+        }}),
+        "[capabilities]\nnetwork = [\"127.0.0.1\"]\nenv = [\"YOHOST_MCP_TEST_BEARER\"]\n",
+    );
+    write(dir.path(), "policy.ts", DENY_FORBIDDEN);
+    let host = host(dir.path());
+    let report = host.report().await;
+    let remote = reported(&report, "remote");
+    assert!(remote.tools.iter().any(|t| t == "echo"), "{remote:?}");
+    assert!(remote.warnings.is_empty(), "{remote:?}");
+    let results = run_with(
+        &host,
+        vec![
+            call("echo", json!({"message": "over http"})),
+            call("echo", json!({"message": "forbidden"})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert_eq!(results[0], ("echo".into(), "Echo: over http".into(), false));
+    assert!(
+        results[1].2 && results[1].1.contains("policy:"),
+        "{:?}",
+        results[1]
+    );
+    let results = run_with(
+        &host,
+        vec![call("get-sum", json!({"a": 1, "b": 2})), text("done")],
+    )
+    .await;
+    assert!(
+        results[0].1.contains('3') && !results[0].2,
+        "the connection lives across runs: {:?}",
+        results[0]
+    );
 }
