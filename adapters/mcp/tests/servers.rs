@@ -15,7 +15,8 @@
 //!   next run and not in the run that saw it; garbage on its output, a
 //!   flood of notifications, an oversized result and a server that never
 //!   answers `initialize` (the fixture `tests/fixture/hostile.mjs`);
-//! - configurations refused with their reasons while the others load.
+//! - configurations refused with their reasons while the others load;
+//! - a server's process ends when its host is dropped.
 //!
 //! The servers are installed by `.ci/run` under `<target>/tmp/mcp-servers`.
 
@@ -550,4 +551,34 @@ async fn a_remote_server_over_streamable_http_answers_with_a_granted_header() {
         "the connection lives across runs: {:?}",
         results[0]
     );
+}
+
+/// The processes whose command line mentions `text`.
+fn processes_mentioning(text: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(text))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_server_s_process_ends_with_its_host() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");
+    let host = host(dir.path());
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    assert_eq!(processes_mentioning("marker-for-the-mortal-test").len(), 1);
+    drop(host);
+    let since = std::time::Instant::now();
+    while !processes_mentioning("marker-for-the-mortal-test").is_empty() {
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(5),
+            "the server outlived its host"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
