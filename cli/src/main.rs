@@ -18,7 +18,7 @@ use yohost::PluginHost;
 
 /// Open a plugin directory with every adapter crate of this repository
 /// registered: the built-in set (yohost's own plugins) plus pi extensions,
-/// DSH tool plugins and rutis-agent tool libraries; for a check (no side
+/// DSH tool plugins, rutis-agent tool libraries and MCP servers; for a check (no side
 /// effects, see `PluginHostBuilder::dry_run`) when `dry_run`; loading only
 /// what the directory's `yohost.lock` records when `locked`.
 fn open_host(dir: &Path, dry_run: bool, locked: bool) -> Result<PluginHost, String> {
@@ -29,6 +29,7 @@ fn open_host(dir: &Path, dry_run: bool, locked: bool) -> Result<PluginHost, Stri
         .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
+        .adapter(yohost_adapter_mcp::adapter())
         .open()
         .map_err(|e| e.to_string())
 }

@@ -11,6 +11,8 @@
 //! - `check` lists a DSH tool plugin with its tools, one that needs
 //!   services the adapter lacks as refused naming them, and a pi extension
 //!   with its tools;
+//! - `check` lists an MCP server with its tools, one without `exec` as
+//!   refused with the reason, and a remote one without connecting to it;
 //! - `check` performs no write and no process but reports them, judged
 //!   against the grants: a write outside `capabilities.write`, or a process
 //!   without `capabilities.exec`, is reported as denied and fails as it
@@ -168,6 +170,53 @@ fn check_lists_rutis_agent_tools_and_refuses_a_malformed_library_with_the_reason
     assert!(
         reason.contains("malformed tool schema: tools 0 and 1 are both named `twin`"),
         "{reason}"
+    );
+}
+
+#[test]
+fn check_lists_mcp_servers_with_their_tools_or_the_reason() {
+    let dir = plugin_dir();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters/mcp/tests/fixture/hostile.mjs");
+    std::fs::create_dir_all(dir.path().join("servers")).unwrap();
+    std::fs::copy(&fixture, dir.path().join("servers/hostile.mjs")).unwrap();
+    let servers = serde_json::json!({"mcpServers": {
+        "hostile": {"command": "node", "args": ["hostile.mjs"]},
+        "remote": {"url": "http://127.0.0.1:9/mcp"},
+    }});
+    write(dir.path(), "servers/mcp.json", &servers.to_string());
+    write(
+        dir.path(),
+        "servers/plugin.toml",
+        "[capabilities]\nexec = true\n[servers.remote.capabilities]\nnetwork = [\"127.0.0.1\"]\n",
+    );
+    write(
+        dir.path(),
+        "lone.mcp.json",
+        r#"{"mcpServers": {"lone": {"command": "node"}}}"#,
+    );
+    let (_, stdout, _) = yohost(
+        &["check", "--json", dir.path().to_str().unwrap()],
+        dir.path(),
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let hostile = checked(&doc, "hostile");
+    assert_eq!(hostile["status"], "loaded", "{hostile}");
+    assert_eq!(hostile["engine"], "mcp");
+    assert_eq!(hostile["tools"][0], "say", "{hostile}");
+    let remote = checked(&doc, "remote");
+    assert_eq!(remote["status"], "loaded", "{remote}");
+    assert!(
+        remote["warnings"]
+            .to_string()
+            .contains("opens no connection"),
+        "{remote}"
+    );
+    let lone = checked(&doc, "lone");
+    assert_eq!(lone["status"], "refused");
+    assert!(
+        lone["reason"].as_str().unwrap().contains("exec = true"),
+        "{lone}"
     );
 }
 

@@ -9,6 +9,9 @@
 //! - every run keeps its snapshot: each plugin judged either every call of
 //!   a run or none, and a plugin removed while a run was in flight still
 //!   answered that run;
+//! - the MCP server beside them (the MCP adapter's hostile fixture, one
+//!   process all runs share) answers each run's own `say` calls, one a
+//!   turn, with that run's own words;
 //! - memory after the soak (RSS, from /proc/self/statm) is within
 //!   [`RSS_GROWTH_BOUND`] of where it was after a warm-up.
 
@@ -122,12 +125,14 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Judged {
 }
 
 /// A script of `calls` calls `run whoami <i>`, `CALLS_PER_TURN` a turn
-/// (numbered: yoagent stops a run that repeats a call).
-fn script(calls: usize) -> Vec<MockResponse> {
+/// (numbered: yoagent stops a run that repeats a call), and a call of the
+/// MCP server's `say` a turn, with `tag` and the turn's number.
+fn script(calls: usize, tag: &str) -> Vec<MockResponse> {
     let mut script: Vec<MockResponse> = (0..calls)
         .collect::<Vec<_>>()
         .chunks(CALLS_PER_TURN)
-        .map(|turn| {
+        .enumerate()
+        .map(|(n, turn)| {
             MockResponse::ToolCalls(
                 turn.iter()
                     .map(|i| MockToolCall {
@@ -135,6 +140,11 @@ fn script(calls: usize) -> Vec<MockResponse> {
                         arguments: serde_json::json!({ "cmd": format!("whoami {i}") }),
                         provider_metadata: None,
                     })
+                    .chain([MockToolCall {
+                        name: "say".into(),
+                        arguments: serde_json::json!({ "text": format!("{tag} turn {n}") }),
+                        provider_metadata: None,
+                    }])
                     .collect(),
             )
         })
@@ -146,15 +156,23 @@ fn script(calls: usize) -> Vec<MockResponse> {
 /// One run, with the times it started and ended.
 struct Timed {
     out: Outcome,
+    /// What its `say` calls said.
+    tag: String,
     started: Instant,
     ended: Instant,
 }
 
-async fn one_run(host: Arc<PluginHost>, calls: usize) -> Timed {
+async fn one_run(host: Arc<PluginHost>, calls: usize, tag: String) -> Timed {
     let started = Instant::now();
-    let out = drive(vec![Arc::new(host.extension())], script(calls), "soak").await;
+    let out = drive(
+        vec![Arc::new(host.extension())],
+        script(calls, &tag),
+        "soak",
+    )
+    .await;
     Timed {
         out,
+        tag,
         started,
         ended: Instant::now(),
     }
@@ -229,7 +247,19 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
         None => rows.push(engines::node()),
         Some(why) => eprintln!("the soak runs without a Node plugin: {why}"),
     }
-    let count = rows.len();
+    let count = rows.len() + 1;
+    // An MCP server: the MCP adapter's fixture, its process in the sandbox.
+    let mcp = dir.path().join("fx-mcp");
+    std::fs::create_dir(&mcp).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters/mcp/tests/fixture/hostile.mjs"),
+        mcp.join("hostile.mjs"),
+    )
+    .unwrap();
+    let servers =
+        serde_json::json!({"mcpServers": {"fx-mcp": {"command": "node", "args": ["hostile.mjs"]}}});
+    std::fs::write(mcp.join("mcp.json"), servers.to_string()).unwrap();
+    std::fs::write(mcp.join("plugin.toml"), "[capabilities]\nexec = true\n").unwrap();
     for engine in rows {
         let name = format!("fx-{}", engine.name);
         // The dylib first: the plugins before the chain's rewrite judge
@@ -248,7 +278,7 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
         // Warm-up: every engine has served as many runs at once as the soak
         // will, so caches and the allocator's pools have grown to size.
         let warm: Vec<_> = (0..RUNS)
-            .map(|_| tokio::spawn(one_run(Arc::clone(&host), WARM_UP_CALLS)))
+            .map(|i| tokio::spawn(one_run(Arc::clone(&host), WARM_UP_CALLS, format!("warm {i}"))))
             .collect();
         for run in warm {
             run.await.unwrap();
@@ -267,7 +297,7 @@ fn thirty_two_runs_with_a_live_directory_keep_their_runs_apart() {
                 let host = Arc::clone(&host);
                 tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_millis(40 * i as u64)).await;
-                    one_run(host, CALLS).await
+                    one_run(host, CALLS, format!("soak run {i}")).await
                 })
             })
             .collect();
@@ -313,6 +343,19 @@ fn check_runs(done: &[Timed], lines: &[Line], churn: &Churn) {
     for timed in done {
         let out = &timed.out;
         assert_eq!(out.ran.len(), CALLS, "every call of {} ran", out.run_id);
+        let said: Vec<(String, String, bool)> = out
+            .results()
+            .into_iter()
+            .filter(|(tool, ..)| tool == "say")
+            .collect();
+        let expected: Vec<(String, String, bool)> = (0..CALLS / CALLS_PER_TURN)
+            .map(|n| ("say".into(), format!("say: {} turn {n}", timed.tag), false))
+            .collect();
+        assert_eq!(
+            said, expected,
+            "the MCP server answered run {} with its own words",
+            out.run_id
+        );
         let mine = format!("whoami:{} ", out.run_id);
         assert!(
             out.ran.iter().all(|cmd| cmd.starts_with(&mine)),

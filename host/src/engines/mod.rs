@@ -88,7 +88,9 @@ impl Adapter for Own {
         #[cfg_attr(not(any(feature = "wasm", feature = "js")), allow(unused_variables))]
         let grants = grants;
         match self.0 {
-            EngineKind::Native => Err(LoadError::UnknownFile(candidate.entry.clone())),
+            EngineKind::Native | EngineKind::Mcp => {
+                Err(LoadError::UnknownFile(candidate.entry.clone()))
+            }
             EngineKind::Dylib => {
                 #[cfg(feature = "dylib")]
                 return dylib::load(candidate);

@@ -79,6 +79,7 @@ pub fn serving_crate(ecosystem: Ecosystem) -> &'static str {
         Ecosystem::Pi => "yohost-adapter-pi",
         Ecosystem::Dsh => "yohost-adapter-dsh",
         Ecosystem::RutisAgent => "yohost-adapter-rutis-agent",
+        Ecosystem::Mcp => "yohost-adapter-mcp",
     }
 }
 

@@ -7,7 +7,12 @@
 //!   `plugin.toml` to give it one;
 //! - a folder with a `plugin.toml`, or with an obvious entry (`index.ts`,
 //!   `index.js`, `__init__.py`, a `package.json` with a `pi` field, or an
-//!   npm package's `main`).
+//!   npm package's `main`);
+//! - a `*.mcp.json` file, or a folder with an `mcp.json`, in the common
+//!   `{"mcpServers": {"NAME": {...}}}` format: each server is a plugin of
+//!   its own, named after its key, with the folder's `plugin.toml` as its
+//!   manifest (or that manifest's `[servers.NAME]` table, when it has one).
+//!   The MCP adapter reads the rest of the server's entry.
 //!
 //! Entries that are plainly not plugins are passed over: hidden names,
 //! `node_modules`, `__pycache__`, `target`, Markdown and text files,
@@ -133,7 +138,131 @@ pub fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {
         .filter(|p| !passed_over(p))
         .collect();
     entries.sort();
-    Ok(entries.into_iter().map(|path| inspect(&path)).collect())
+    Ok(entries
+        .into_iter()
+        .flat_map(|path| match mcp_file(&path) {
+            Some(file) => inspect_mcp(&path, &file),
+            None => vec![inspect(&path)],
+        })
+        .collect())
+}
+
+/// The name of a folder's MCP configuration file.
+pub const MCP_FILE: &str = "mcp.json";
+
+/// How the name of an MCP configuration file in the plugin directory ends.
+pub const MCP_SUFFIX: &str = ".mcp.json";
+
+/// The MCP configuration file of a directory entry, if it is an MCP one: a
+/// `*.mcp.json` file, or a folder's `mcp.json`.
+fn mcp_file(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    if path.is_dir() {
+        let file = path.join(MCP_FILE);
+        file.is_file().then_some(file)
+    } else {
+        name.ends_with(MCP_SUFFIX).then(|| path.to_path_buf())
+    }
+}
+
+/// The servers of an MCP configuration `file` (which is the entry `root`
+/// or inside it), each a candidate named after its key. A file that cannot
+/// be read or is not in the `mcpServers` format is one refused entry.
+fn inspect_mcp(root: &Path, file: &Path) -> Vec<Found> {
+    let name = stem_name(root);
+    let name = name.strip_suffix(".mcp").unwrap_or(&name).to_string();
+    match mcp_candidates(root, file) {
+        Ok(found) => found,
+        Err(reason) => vec![Found::Refused {
+            name,
+            file: root.to_path_buf(),
+            reason,
+        }],
+    }
+}
+
+fn mcp_candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
+    let invalid = |message: String| LoadError::Invalid {
+        path: file.to_path_buf(),
+        message,
+    };
+    let text = read_text(file, MAX_SOURCE_BYTES).map_err(|problem| LoadError::Unreadable {
+        path: file.to_path_buf(),
+        problem,
+    })?;
+    let config: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
+    const SHAPE: &str =
+        r#"the common format is {"mcpServers": {"NAME": {"command": "...", "args": [...]}}}"#;
+    let servers = config
+        .get("mcpServers")
+        .and_then(serde_json::Value::as_object)
+        .ok_or_else(|| invalid(format!("has no `mcpServers` object: {SHAPE}")))?;
+    if servers.is_empty() {
+        return Err(invalid(format!(
+            "names no server under `mcpServers`: {SHAPE}"
+        )));
+    }
+    let manifest_path = root.join(MANIFEST_FILE);
+    let manifest = if root.is_dir() {
+        Manifest::read(&manifest_path).map_err(|problem| LoadError::Manifest {
+            path: manifest_path.clone(),
+            problem,
+        })?
+    } else {
+        Manifest::default()
+    };
+    if let Some(unknown) = manifest.servers.keys().find(|k| !servers.contains_key(*k)) {
+        return Err(LoadError::Invalid {
+            path: manifest_path,
+            message: format!("[servers.{unknown}] names no server of {}", file.display()),
+        });
+    }
+    let mut fingerprint = Vec::new();
+    if root.is_dir() {
+        collect_files(root, &mut fingerprint, 0);
+    } else {
+        fingerprint.push(stat(root));
+    }
+    fingerprint.sort();
+    Ok(servers
+        .keys()
+        .map(|key| {
+            let mut own = match manifest.servers.get(key) {
+                Some(server) => server.clone(),
+                None => Manifest {
+                    servers: Default::default(),
+                    ..manifest.clone()
+                },
+            };
+            let mut server = || {
+                if own.name.is_some() {
+                    return Err(LoadError::Invalid {
+                        path: manifest_path.clone(),
+                        message: format!("an MCP server is named after its key in `mcpServers` (`{key}`); remove `name`"),
+                    });
+                }
+                match own.ecosystem.replace(Ecosystem::Mcp) {
+                    None | Some(Ecosystem::Mcp) => {}
+                    Some(other) => {
+                        return Err(LoadError::Invalid {
+                            path: manifest_path.clone(),
+                            message: format!("`ecosystem = \"{}\"` does not apply to the MCP server `{key}`", other.as_str()),
+                        })
+                    }
+                }
+                candidate(key, root, file.to_path_buf(), EngineKind::Mcp, own.clone(), fingerprint.clone())
+            };
+            match server() {
+                Ok(candidate) => Found::Plugin(Box::new(candidate)),
+                Err(reason) => Found::Refused {
+                    name: key.clone(),
+                    file: root.to_path_buf(),
+                    reason,
+                },
+            }
+        })
+        .collect())
 }
 
 /// The folders of `dir` that may be plugins, sorted by name.
@@ -632,5 +761,51 @@ mod tests {
             matches!(refused[1].1, LoadError::UnknownFile(_)),
             "{refused:?}"
         );
+    }
+
+    #[test]
+    fn each_server_of_an_mcp_file_is_a_candidate_named_after_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let servers = r#"{"mcpServers": {"time": {"command": "t"}, "git": {"command": "g"}}}"#;
+        std::fs::write(dir.path().join("tools.mcp.json"), servers).unwrap();
+        std::fs::create_dir(dir.path().join("folder")).unwrap();
+        std::fs::write(
+            dir.path().join("folder/mcp.json"),
+            servers.replace("time", "clock"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("folder/plugin.toml"),
+            "priority = 5\n[capabilities]\nexec = true\n[servers.git]\nmode = \"required\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("broken.mcp.json"), "{\"mcpServers\": [").unwrap();
+        std::fs::write(dir.path().join("empty.mcp.json"), "{}").unwrap();
+        let found = scan(dir.path()).unwrap();
+        let names: Vec<&str> = found.iter().map(Found::name).collect();
+        assert_eq!(names, ["broken", "empty", "clock", "git", "time", "git"]);
+        let candidate = |i: usize| match &found[i] {
+            Found::Plugin(c) => c,
+            other => panic!("{other:?}"),
+        };
+        for i in 2..6 {
+            assert_eq!(candidate(i).engine, EngineKind::Mcp);
+            assert_eq!(candidate(i).ecosystem, Ecosystem::Mcp);
+        }
+        // The folder's manifest, or its [servers.NAME] table instead.
+        assert_eq!(candidate(2).manifest.priority, Some(5));
+        assert!(candidate(2).manifest.capabilities.exec);
+        assert_eq!(candidate(3).manifest.mode, crate::model::Mode::Required);
+        assert!(!candidate(3).manifest.capabilities.exec);
+        assert!(candidate(2).manifest.servers.is_empty());
+        // A lone file has no manifest.
+        assert_eq!(candidate(4).manifest.priority, None);
+        assert_eq!(candidate(4).entry, dir.path().join("tools.mcp.json"));
+        let reason = |i: usize| match &found[i] {
+            Found::Refused { reason, .. } => reason.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert!(reason(0).contains("not valid JSON"), "{}", reason(0));
+        assert!(reason(1).contains("`mcpServers`"), "{}", reason(1));
     }
 }

@@ -347,6 +347,11 @@ pub struct Manifest {
     /// config). Absent: empty, so the plugin's own defaults apply.
     #[serde(default)]
     pub config: toml::Table,
+    /// The manifests of the servers of an MCP plugin's `mcp.json`, by their
+    /// key (`[servers.NAME]`): a server with a table here has that manifest
+    /// instead of the rest of this one. Absent: every server has this one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub servers: BTreeMap<String, Manifest>,
 }
 
 impl Manifest {
@@ -370,6 +375,21 @@ impl Manifest {
         }
         let manifest: Manifest =
             toml::from_str(text).map_err(|e| ManifestError::Syntax(one_line(text, &e)))?;
+        manifest.check()?;
+        for server in manifest.servers.values() {
+            if !server.servers.is_empty() {
+                return Err(ManifestError::Syntax(
+                    "a [servers.NAME] table cannot hold servers of its own".into(),
+                ));
+            }
+            server.check()?;
+        }
+        Ok(manifest)
+    }
+
+    /// Check what the types alone do not (see [`Manifest::parse`]).
+    fn check(&self) -> Result<(), ManifestError> {
+        let manifest = self;
         if let Some(name) = &manifest.name {
             check_name(name).map_err(ManifestError::Name)?;
         }
@@ -387,7 +407,7 @@ impl Manifest {
                 host: host.to_string(),
             });
         }
-        Ok(manifest)
+        Ok(())
     }
 
     /// The timeout of `hook` for this plugin. A value outside

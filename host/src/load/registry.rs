@@ -77,7 +77,8 @@ pub(crate) struct Registry {
     /// [`lockfile`](crate::lockfile)).
     locked: bool,
     current: RwLock<Arc<Snapshot>>,
-    kept: Mutex<HashMap<PathBuf, Kept>>,
+    /// By entry and name: one MCP file holds several plugins.
+    kept: Mutex<HashMap<(PathBuf, String), Kept>>,
     top_level: Mutex<TopLevel>,
     dirty: AtomicBool,
     retry_refused: AtomicBool,
@@ -229,7 +230,7 @@ impl Registry {
                 continue;
             };
             candidate.dry_run = self.dry_run;
-            match kept.remove(&candidate.root) {
+            match kept.remove(&(candidate.root.clone(), candidate.name.clone())) {
                 Some(old)
                     if old.fingerprint == candidate.fingerprint
                         && (old.loaded.is_ok() || !retry_refused) =>
@@ -272,7 +273,7 @@ impl Registry {
             };
             let loaded = outcome.expect("every candidate was kept or loaded");
             next_kept.insert(
-                candidate.root.clone(),
+                (candidate.root.clone(), candidate.name.clone()),
                 Kept {
                     loaded: loaded.clone(),
                     ecosystem: candidate.ecosystem,

@@ -34,6 +34,8 @@ pub enum EngineKind {
     Python,
     /// TypeScript or JavaScript in a `node` process (`engine = "node"`).
     Node,
+    /// A Model Context Protocol server, from an `mcp.json` file.
+    Mcp,
 }
 
 impl EngineKind {
@@ -46,6 +48,7 @@ impl EngineKind {
             EngineKind::Js => "js",
             EngineKind::Python => "python",
             EngineKind::Node => "node",
+            EngineKind::Mcp => "mcp",
         }
     }
 }
@@ -75,6 +78,8 @@ pub enum Ecosystem {
     Dsh,
     /// A rutis-agent tool.
     RutisAgent,
+    /// A Model Context Protocol server.
+    Mcp,
 }
 
 impl Ecosystem {
@@ -85,6 +90,7 @@ impl Ecosystem {
             Ecosystem::Pi => "pi",
             Ecosystem::Dsh => "dsh",
             Ecosystem::RutisAgent => "rutis-agent",
+            Ecosystem::Mcp => "mcp",
         }
     }
 }

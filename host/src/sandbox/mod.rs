@@ -1,5 +1,6 @@
 //! The kernel sandbox of every process a plugin runs in or starts: the
-//! Node engine's `node`, and the processes `exec` starts on any engine.
+//! Node engine's `node`, the processes `exec` starts on any engine, and
+//! MCP servers over stdio (the MCP adapter).
 //!
 //! A runtime's own checks (cap-std handles in the embedded engine, Node's
 //! permission model) are a first line; the kernel is the layer every

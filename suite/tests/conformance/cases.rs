@@ -9,9 +9,8 @@ use serde_json::json;
 use std::sync::Arc;
 use yoagent::{AgentEvent, Content, StopReason};
 use yohost::contract::{BeforeToolReply, Hook, HookCall, HookReply};
-use yohost::{
-    LoadedPlugin, Manifest, NativePlugin, PluginExtension, PluginHost, HOST_EXTENSION_NAME,
-};
+use yohost::manifest::Manifest;
+use yohost::{LoadedPlugin, NativePlugin, PluginExtension, PluginHost, HOST_EXTENSION_NAME};
 
 /// What yoagent puts before a denial's reason in the tool result.
 const DENIED: &str = "Tool call denied: ";

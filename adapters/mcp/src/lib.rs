@@ -1,0 +1,245 @@
+//! Model Context Protocol servers in yohost.
+//!
+//! A `*.mcp.json` file in a plugin directory, or a folder with an
+//! `mcp.json`, in the common format:
+//!
+//! ```json
+//! {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}
+//! ```
+//!
+//! Each server is a plugin named after its key, with the `tools` and
+//! `call_tool` hooks: its tools run under the same policy chain, argument
+//! checks, grants and deadlines as every plugin's. [`McpAdapter`] serves
+//! the (mcp, mcp) pair of yohost's adapter table. Register it with
+//! `PluginHost::builder(dir).adapter(yohost_adapter_mcp::adapter())`.
+//!
+//! - A server started with `command` is a process: it needs
+//!   `capabilities.exec`, runs in yohost's kernel sandbox made from its
+//!   grants, and gets only the granted environment and its own `env`.
+//! - A server reached at `url` needs a network grant that covers its host;
+//!   a header's `${VAR}` reads a granted environment variable.
+//!
+//! The client is yohost's own JSON-RPC over the sandboxed process's pipes
+//! (yoagent's stdio transport starts its own process, outside any
+//! sandbox), and yoagent's HTTP transport for remote servers.
+
+mod config;
+mod convert;
+mod link;
+mod plugin;
+mod stdio;
+
+use config::Transport;
+use plugin::{McpPlugin, Server, Start, State};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use yohost::adapter::Adapter;
+use yohost::contract::Hook;
+use yohost::discovery::Candidate;
+use yohost::grants::Grants;
+use yohost::manifest::LOAD_TIMEOUT_KEY;
+use yohost::sandbox::ProcessSandbox;
+use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
+
+/// How long starting a server, its handshake and listing its tools may
+/// take unless `[timeouts] load` says otherwise: longer than a plugin's
+/// load, as a launcher (`npx`, `uvx`) may fetch the server first.
+pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Loads MCP servers: the (mcp, mcp) entry of yohost's adapter table.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct McpAdapter;
+
+/// The adapter, ready for `PluginHost::builder(dir).adapter(..)`.
+pub fn adapter() -> Arc<dyn Adapter> {
+    Arc::new(McpAdapter)
+}
+
+impl Adapter for McpAdapter {
+    fn engine(&self) -> EngineKind {
+        EngineKind::Mcp
+    }
+
+    fn ecosystem(&self) -> Ecosystem {
+        Ecosystem::Mcp
+    }
+
+    /// Check the server's entry against its grants, start it (a check
+    /// opens no connection to a remote one) and list its tools, or refuse
+    /// it with the reason.
+    fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+        load(candidate, grants)
+    }
+}
+
+fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+    let name = &candidate.name;
+    let file = candidate.entry.display();
+    let refused = |message: String| LoadError::Refused {
+        path: candidate.entry.clone(),
+        message,
+    };
+    let config = config::read(candidate).map_err(|message| LoadError::Invalid {
+        path: candidate.entry.clone(),
+        message,
+    })?;
+    let mut warnings = config.warnings;
+    let capabilities = &candidate.manifest.capabilities;
+    let (start, processes) = match config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            if !capabilities.exec {
+                return Err(refused(format!("the MCP server `{name}` is a process (`{command}`): it runs only with `exec = true` under [capabilities] in the plugin.toml beside {file} (or under [servers.{name}.capabilities])")));
+            }
+            let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
+            warnings.extend(sandbox.warnings().iter().cloned());
+            let cwd = candidate.base_dir().join(cwd.unwrap_or_default());
+            let path = sandbox
+                .env()
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            let program = find_program(&command, &cwd, &path).ok_or_else(|| {
+                refused(format!("the MCP server `{name}`'s command `{command}` is not a program on the PATH it gets ({path}) or a file under {}", cwd.display()))
+            })?;
+            let extra = program.canonicalize().into_iter().collect();
+            let processes = Some(sandbox.confinement());
+            let start = Start::Stdio {
+                sandbox,
+                program,
+                args,
+                env,
+                cwd,
+                extra,
+            };
+            (start, processes)
+        }
+        Transport::Http { url, headers } => {
+            let host = host_of(&url).ok_or_else(|| {
+                refused(format!(
+                    "the MCP server `{name}`'s `url` {url:?} is not an http:// or https:// URL"
+                ))
+            })?;
+            if !capabilities.network.allows(&host) {
+                return Err(refused(format!("the MCP server `{name}` is at {host}, which the plugin may not reach: grant it with `network = [\"{host}\"]` under [capabilities]")));
+            }
+            (Start::Http { url, headers }, None)
+        }
+    };
+    let remote = matches!(start, Start::Http { .. });
+    let server = Arc::new(Server {
+        name: name.clone(),
+        start,
+        connect_timeout: if candidate.manifest.timeouts.contains_key(LOAD_TIMEOUT_KEY) {
+            candidate.manifest.load_timeout()
+        } else {
+            DEFAULT_CONNECT_TIMEOUT
+        },
+        state: tokio::sync::Mutex::new(State::default()),
+    });
+    if remote && candidate.dry_run {
+        warnings
+            .push("a check opens no connection: its tools are listed when a run connects".into());
+    } else {
+        let connected = block_on(server.connect()).map_err(|message| LoadError::Invalid {
+            path: candidate.entry.clone(),
+            message,
+        })?;
+        warnings.extend(connected.warnings);
+        tracing::debug!(target: "yohost::plugin", plugin = %name, server = %connected.info, "MCP server connected");
+        let mut state = server
+            .state
+            .try_lock()
+            .expect("nothing else holds a new server");
+        state.tools = Arc::new(connected.tools);
+        state.seen = connected.seen;
+        // A remote connection belongs to the runtime the runs use, so the
+        // first run opens it again; a process lives on.
+        if !remote {
+            state.link = Some(connected.link);
+            state.started = Some(std::time::Instant::now());
+        }
+    }
+    let mut loaded = Loaded::new(Arc::new(McpPlugin(server)), [Hook::Tools, Hook::CallTool]);
+    loaded.warnings = warnings;
+    loaded.ecosystem = Some(Ecosystem::Mcp);
+    loaded.processes = processes;
+    Ok(loaded)
+}
+
+/// Run `future` to its end on a runtime of its own, on a thread of its
+/// own (a load is synchronous, and may be called from within a runtime).
+fn block_on<T: Send>(future: impl std::future::Future<Output = T> + Send) -> T {
+    let dispatch = tracing::dispatcher::get_default(|d| d.clone());
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let _log = tracing::dispatcher::set_default(&dispatch);
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("a runtime for loading an MCP server")
+                    .block_on(future)
+            })
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// The program `command` names: a path (relative to `cwd`), or a name
+/// found on `path`.
+fn find_program(command: &str, cwd: &Path, path: &str) -> Option<PathBuf> {
+    if command.contains('/') {
+        let program = cwd.join(command);
+        return program.is_file().then_some(program);
+    }
+    std::env::split_paths(path)
+        .map(|dir| dir.join(command))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The host of an `http://` or `https://` URL.
+fn host_of(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        authority.split(':').next()?
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_of_a_url_is_what_a_network_grant_must_cover() {
+        assert_eq!(
+            host_of("https://mcp.example.com/mcp").as_deref(),
+            Some("mcp.example.com")
+        );
+        assert_eq!(
+            host_of("http://user:pw@Localhost:3001/mcp?x").as_deref(),
+            Some("localhost")
+        );
+        assert_eq!(host_of("http://[::1]:8080/").as_deref(), Some("::1"));
+        assert_eq!(host_of("ftp://x/"), None);
+        assert_eq!(host_of("https:///path"), None);
+    }
+}

@@ -1,0 +1,584 @@
+//! MCP servers dropped into a plugin directory, through a real
+//! `yoagent::Agent` with `MockProvider`:
+//! - the protocol's own test server (`@modelcontextprotocol/server-everything`):
+//!   its tools listed by a check, a call, an image result, an error result,
+//!   a TypeScript `before_tool` policy denying one of its calls, and the
+//!   host's argument check;
+//! - the filesystem server, inside its grant and outside it (where the
+//!   server itself would allow the read, and the kernel denies it);
+//! - a Python server from PyPI (`mcp-server-time`);
+//! - the everything server over streamable HTTP, with a header read from a
+//!   granted variable, its connection living across runs;
+//! - a server that hangs past the call's deadline is told the call was
+//!   cancelled and lives on; one that exits fails its calls naming it and
+//!   is started again at the next run; `tools/list_changed` shows at the
+//!   next run and not in the run that saw it; garbage on its output, a
+//!   flood of notifications, an oversized result and a server that never
+//!   answers `initialize` (the fixture `tests/fixture/hostile.mjs`);
+//! - configurations refused with their reasons while the others load;
+//! - a server's process ends when its host is dropped.
+//!
+//! The servers are installed by `.ci/run` under `<target>/tmp/mcp-servers`.
+
+#[path = "../../../host/tests/support/mod.rs"]
+mod support;
+
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use support::*;
+use yohost::PluginHost;
+
+/// Where `.ci/run` installed the servers.
+fn servers() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable");
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("<target>/<profile>/deps/<exe>");
+    let dir = target.join("tmp/mcp-servers");
+    assert!(
+        dir.join("venv/bin/mcp-server-time").exists(),
+        "{} lacks the MCP servers: run .ci/run (or its MCP block) first",
+        dir.display()
+    );
+    dir
+}
+
+fn npm_server(name: &str) -> PathBuf {
+    servers().join("npm/@modelcontextprotocol").join(name)
+}
+
+fn host(dir: &Path) -> PluginHost {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_mcp::adapter())
+        .open()
+        .expect("the directory opens")
+}
+
+async fn run_with(
+    host: &PluginHost,
+    turns: Vec<yoagent::provider::mock::MockResponse>,
+) -> Vec<(String, String, bool)> {
+    let (agent, _) = scripted(turns);
+    // No tool of the agent's own (the support's `echo`) shadows the servers'.
+    let mut agent = agent
+        .with_tools(Vec::new())
+        .with_extension(host.extension());
+    tool_results(&run(&mut agent, "go").await)
+}
+
+/// A folder `name` with `mcp.json` holding `servers` and a `plugin.toml`.
+fn folder(dir: &Path, name: &str, servers: serde_json::Value, manifest: &str) {
+    write(
+        dir,
+        &format!("{name}/mcp.json"),
+        &json!({ "mcpServers": servers }).to_string(),
+    );
+    write(dir, &format!("{name}/plugin.toml"), manifest);
+}
+
+/// The `everything` server in a folder, allowed to run.
+fn everything(dir: &Path, manifest_extra: &str) {
+    let package = npm_server("server-everything");
+    folder(
+        dir,
+        "everything",
+        json!({"everything": {"command": "node", "args": [package.join("dist/index.js"), "stdio"]}}),
+        &format!(
+            "[capabilities]\nexec = true\nread = [{:?}]\n{manifest_extra}",
+            package.display().to_string()
+        ),
+    );
+}
+
+/// The hostile fixture in a folder, with `args` after its script.
+fn hostile(dir: &Path, name: &str, args: &[&str], manifest_extra: &str) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture/hostile.mjs");
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    std::fs::copy(&script, dir.join(name).join("hostile.mjs")).unwrap();
+    let mut all = vec!["hostile.mjs".to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    folder(
+        dir,
+        name,
+        json!({ name: {"command": "node", "args": all} }),
+        &format!("{manifest_extra}\n[capabilities]\nexec = true\n"),
+    );
+}
+
+const DENY_FORBIDDEN: &str = r#"
+import { definePlugin } from "yohost";
+export default definePlugin({
+  before_tool({ tool, args }) {
+    if (JSON.stringify(args).includes("forbidden")) return { deny: `policy: ${tool} may not say that` };
+    return null;
+  },
+});
+"#;
+
+#[tokio::test]
+async fn the_everything_server_s_tools_run_under_the_policy_chain() {
+    let dir = plugin_dir();
+    everything(dir.path(), "");
+    write(dir.path(), "policy.ts", DENY_FORBIDDEN);
+    let host = host(dir.path());
+    let report = host.report().await;
+    let server = reported(&report, "everything");
+    assert_eq!(server.engine.as_deref(), Some("mcp"), "{server:?}");
+    assert_eq!(server.ecosystem.as_deref(), Some("mcp"));
+    assert_eq!(server.processes, Some("kernel sandbox"));
+    for tool in [
+        "echo",
+        "get-sum",
+        "get-tiny-image",
+        "trigger-long-running-operation",
+    ] {
+        assert!(
+            server.tools.iter().any(|t| t == tool),
+            "{tool} in {:?}",
+            server.tools
+        );
+    }
+
+    let results = run_with(
+        &host,
+        vec![
+            call("echo", json!({"message": "hello"})),
+            call("get-sum", json!({"a": 2, "b": 3})),
+            call("get-tiny-image", json!({})),
+            call("echo", json!({"message": "forbidden words"})),
+            call("get-sum", json!({"a": "two"})),
+            call("get-annotated-message", json!({"messageType": "error"})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert_eq!(results[0], ("echo".into(), "Echo: hello".into(), false));
+    assert!(
+        results[1].1.contains('5') && !results[1].2,
+        "{:?}",
+        results[1]
+    );
+    assert!(
+        !results[2].2,
+        "the image passes the host's image check: {:?}",
+        results[2]
+    );
+    let (_, denied, is_error) = &results[3];
+    assert!(
+        *is_error && denied.contains("policy: echo may not say that"),
+        "{denied}"
+    );
+    let (_, checked, is_error) = &results[4];
+    assert!(
+        *is_error && checked.contains("\"two\""),
+        "the host checks arguments: {checked}"
+    );
+    assert!(!results[5].2, "{:?}", results[5]);
+}
+
+#[tokio::test]
+async fn an_image_result_reaches_the_model_as_an_image() {
+    let dir = plugin_dir();
+    everything(dir.path(), "");
+    let host = host(dir.path());
+    let (agent, requests) = scripted(vec![call("get-tiny-image", json!({})), text("done")]);
+    let mut agent = agent
+        .with_tools(Vec::new())
+        .with_extension(host.extension());
+    run(&mut agent, "go").await;
+    let requests = requests.lock().unwrap().clone();
+    let image = requests[1].iter().any(|m| {
+        matches!(m, yoagent::Message::ToolResult { content, .. }
+            if content.iter().any(|c| matches!(c, yoagent::Content::Image { mime_type, .. } if mime_type == "image/png")))
+    });
+    assert!(image, "{:?}", requests[1]);
+}
+
+#[tokio::test]
+async fn the_filesystem_server_reads_inside_its_grant_and_the_kernel_denies_outside() {
+    let dir = plugin_dir();
+    let inside = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    write(inside.path(), "note.txt", "inside the grant");
+    write(outside.path(), "secret.txt", "outside the grant");
+    let package = npm_server("server-filesystem");
+    // The server is told it may use both folders; only one is granted.
+    folder(
+        dir.path(),
+        "files",
+        json!({"files": {"command": "node", "args": [package.join("dist/index.js"), inside.path(), outside.path()]}}),
+        &format!(
+            "[capabilities]\nexec = true\nread = [{:?}, {:?}]\n",
+            package.display().to_string(),
+            inside.path().display().to_string()
+        ),
+    );
+    write(dir.path(), "policy.ts", DENY_FORBIDDEN);
+    let host = host(dir.path());
+    let report = host.report().await;
+    let files = reported(&report, "files");
+    assert!(
+        files.tools.iter().any(|t| t == "read_text_file"),
+        "{files:?}"
+    );
+    let results = run_with(
+        &host,
+        vec![
+            call(
+                "read_text_file",
+                json!({"path": inside.path().join("note.txt")}),
+            ),
+            call(
+                "read_text_file",
+                json!({"path": outside.path().join("secret.txt")}),
+            ),
+            call(
+                "read_text_file",
+                json!({"path": inside.path().join("forbidden.txt")}),
+            ),
+            text("done"),
+        ],
+    )
+    .await;
+    assert_eq!(results[0].1, "inside the grant", "{:?}", results[0]);
+    let (_, outside_text, is_error) = &results[1];
+    assert!(*is_error, "{outside_text}");
+    assert!(
+        !outside_text.contains("outside the grant"),
+        "{outside_text}"
+    );
+    assert!(
+        outside_text.contains("EACCES") || outside_text.contains("permission denied"),
+        "the kernel denied it: {outside_text}"
+    );
+    assert!(
+        results[2].2 && results[2].1.contains("policy:"),
+        "{:?}",
+        results[2]
+    );
+}
+
+#[tokio::test]
+async fn a_python_server_from_pypi_answers() {
+    let dir = plugin_dir();
+    let venv = servers().join("venv");
+    let base = std::process::Command::new(venv.join("bin/python"))
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .expect("the venv's python");
+    let base = String::from_utf8(base.stdout).unwrap().trim().to_string();
+    folder(
+        dir.path(),
+        "time",
+        json!({"time": {"command": venv.join("bin/mcp-server-time"), "args": ["--local-timezone", "UTC"]}}),
+        &format!(
+            "[capabilities]\nexec = true\nread = [{:?}, {base:?}]\n",
+            venv.display().to_string()
+        ),
+    );
+    write(dir.path(), "policy.ts", DENY_FORBIDDEN);
+    let host = host(dir.path());
+    let results = run_with(
+        &host,
+        vec![
+            call("get_current_time", json!({"timezone": "Europe/Paris"})),
+            call("get_current_time", json!({"timezone": "forbidden"})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert!(
+        !results[0].2 && results[0].1.contains("Europe/Paris"),
+        "{:?}",
+        results[0]
+    );
+    assert!(
+        results[1].2 && results[1].1.contains("policy:"),
+        "{:?}",
+        results[1]
+    );
+}
+
+#[tokio::test]
+async fn a_call_past_its_deadline_is_cancelled_and_the_server_lives_on() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "slow", &[], "[timeouts]\ncall_tool = 800\n");
+    let host = host(dir.path());
+    let results = run_with(&host, vec![call("hang", json!({})), text("done")]).await;
+    let (_, hung, is_error) = &results[0];
+    assert!(*is_error && hung.contains("timed out"), "{hung}");
+    // A plugin that timed out sits out the rest of its run; the next run
+    // finds the same server, which was told.
+    let results = run_with(
+        &host,
+        vec![
+            call("cancellations", json!({})),
+            call("say", json!({"text": "still here"})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert!(
+        !results[0].1.is_empty() && !results[0].2,
+        "the server was told: {:?}",
+        results[0]
+    );
+    assert_eq!(results[1].1, "say: still here");
+}
+
+#[tokio::test]
+async fn a_server_that_exits_fails_its_calls_naming_it_and_starts_again_next_run() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "fragile", &[], "");
+    let host = host(dir.path());
+    let results = run_with(
+        &host,
+        vec![
+            call("crash", json!({})),
+            call("say", json!({"text": "a"})),
+            text("done"),
+        ],
+    )
+    .await;
+    let (_, crashed, is_error) = &results[0];
+    assert!(*is_error, "{crashed}");
+    assert!(crashed.contains("fragile"), "names the server: {crashed}");
+    assert!(
+        results[1].2,
+        "a later call in the run fails too: {:?}",
+        results[1]
+    );
+    let results = run_with(
+        &host,
+        vec![call("say", json!({"text": "back"})), text("done")],
+    )
+    .await;
+    assert_eq!(results[0], ("say".into(), "say: back".into(), false));
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_shows_at_the_next_run() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "growing", &[], "");
+    let host = host(dir.path());
+    let results = run_with(
+        &host,
+        vec![
+            call("grow", json!({})),
+            call("grown", json!({"text": "x"})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert_eq!(results[0].1, "grew");
+    assert!(results[1].2, "the run keeps its snapshot: {:?}", results[1]);
+    let results = run_with(
+        &host,
+        vec![call("grown", json!({"text": "x"})), text("done")],
+    )
+    .await;
+    assert_eq!(results[0], ("grown".into(), "grown: x".into(), false));
+}
+
+#[tokio::test]
+async fn garbage_floods_and_oversized_results_fail_closed_or_pass_over() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "noisy", &[], "");
+    let host = host(dir.path());
+    let results = run_with(
+        &host,
+        vec![
+            call("garbage", json!({})),
+            call("flood", json!({})),
+            call("huge", json!({})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        results[0],
+        ("garbage".into(), "after garbage".into(), false)
+    );
+    assert_eq!(
+        results[1],
+        ("flood".into(), "after the flood".into(), false)
+    );
+    let (_, huge, is_error) = &results[2];
+    assert!(
+        *is_error && huge.len() < 4096,
+        "{}",
+        &huge[..huge.len().min(300)]
+    );
+}
+
+#[tokio::test]
+async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
+    let dir = plugin_dir();
+    write(dir.path(), "broken.mcp.json", "{\"mcpServers\": {");
+    write(
+        dir.path(),
+        "lone.mcp.json",
+        r#"{"mcpServers": {"lone": {"command": "node"}}}"#,
+    );
+    folder(
+        dir.path(),
+        "several",
+        json!({
+            "nocommand": {"args": ["x"]},
+            "missing": {"command": "no-such-program-anywhere"},
+            "remote": {"url": "https://mcp.example.com/mcp"},
+        }),
+        "[capabilities]\nexec = true\n",
+    );
+    hostile(dir.path(), "mute", &["mute"], "[timeouts]\nload = 1000\n");
+    hostile(dir.path(), "fine", &[], "");
+    let host = host(dir.path());
+    let report = host.report().await;
+    let reason = |name: &str| {
+        let r = reported(&report, name);
+        assert!(r.reason.is_some(), "{name} is refused: {r:?}");
+        r.reason.clone().unwrap()
+    };
+    assert!(
+        reason("broken").contains("not valid JSON"),
+        "{}",
+        reason("broken")
+    );
+    assert!(reason("lone").contains("exec = true"), "{}", reason("lone"));
+    assert!(
+        reason("nocommand").contains("no `command`"),
+        "{}",
+        reason("nocommand")
+    );
+    assert!(
+        reason("missing").contains("no-such-program-anywhere"),
+        "{}",
+        reason("missing")
+    );
+    assert!(
+        reason("remote").contains("network = [\"mcp.example.com\"]"),
+        "{}",
+        reason("remote")
+    );
+    assert!(reason("mute").contains("initialize"), "{}", reason("mute"));
+    assert!(reported(&report, "fine").reason.is_none());
+    let results = run_with(
+        &host,
+        vec![call("say", json!({"text": "ok"})), text("done")],
+    )
+    .await;
+    assert_eq!(results[0].1, "say: ok");
+}
+
+/// The everything server over streamable HTTP, ended when dropped.
+struct HttpServer(std::process::Child, u16);
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        use std::io::BufRead;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = std::process::Command::new("node")
+            .arg(npm_server("server-everything").join("dist/index.js"))
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("node starts the server");
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let listening = lines.any(|l| l.is_ok_and(|l| l.contains("listening")));
+        assert!(listening, "the HTTP server started");
+        std::thread::spawn(move || lines.for_each(drop));
+        HttpServer(child, port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_remote_server_over_streamable_http_answers_with_a_granted_header() {
+    let server = HttpServer::start();
+    std::env::set_var("YOHOST_MCP_TEST_BEARER", "not-a-real-token");
+    let dir = plugin_dir();
+    folder(
+        dir.path(),
+        "remote",
+        json!({"remote": {
+            "url": format!("http://127.0.0.1:{}/mcp", server.1),
+            "headers": {"Authorization": "Bearer ${YOHOST_MCP_TEST_BEARER}"},
+        }}),
+        "[capabilities]\nnetwork = [\"127.0.0.1\"]\nenv = [\"YOHOST_MCP_TEST_BEARER\"]\n",
+    );
+    write(dir.path(), "policy.ts", DENY_FORBIDDEN);
+    let host = host(dir.path());
+    let report = host.report().await;
+    let remote = reported(&report, "remote");
+    assert!(remote.tools.iter().any(|t| t == "echo"), "{remote:?}");
+    assert!(remote.warnings.is_empty(), "{remote:?}");
+    let results = run_with(
+        &host,
+        vec![
+            call("echo", json!({"message": "over http"})),
+            call("echo", json!({"message": "forbidden"})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert_eq!(results[0], ("echo".into(), "Echo: over http".into(), false));
+    assert!(
+        results[1].2 && results[1].1.contains("policy:"),
+        "{:?}",
+        results[1]
+    );
+    let results = run_with(
+        &host,
+        vec![call("get-sum", json!({"a": 1, "b": 2})), text("done")],
+    )
+    .await;
+    assert!(
+        results[0].1.contains('3') && !results[0].2,
+        "the connection lives across runs: {:?}",
+        results[0]
+    );
+}
+
+/// The processes whose command line mentions `text`.
+fn processes_mentioning(text: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(text))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_server_s_process_ends_with_its_host() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");
+    let host = host(dir.path());
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    assert_eq!(processes_mentioning("marker-for-the-mortal-test").len(), 1);
+    drop(host);
+    let since = std::time::Instant::now();
+    while !processes_mentioning("marker-for-the-mortal-test").is_empty() {
+        assert!(
+            since.elapsed() < std::time::Duration::from_secs(5),
+            "the server outlived its host"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
