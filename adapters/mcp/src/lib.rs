@@ -31,7 +31,6 @@ mod stdio;
 
 use config::Transport;
 use plugin::{McpPlugin, Server, Start, State};
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use yohost::adapter::Adapter;
