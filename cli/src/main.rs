@@ -24,6 +24,7 @@ fn open_host(dir: &Path, dry_run: bool) -> Result<PluginHost, String> {
         .adapter(yohost_adapter_pi::adapter())
         .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
+        .adapter(yohost_adapter_dsh::node_adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
         .open()
         .map_err(|e| e.to_string())
