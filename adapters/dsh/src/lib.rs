@@ -3,18 +3,22 @@
 //! A DSH tool plugin is an ES module (usually an npm package such as
 //! `@deepseek-ai/dsh-tool-todo`) that exports `name`, `inject` (the services
 //! it needs), `Config` (a schemastery schema) and `apply(ctx, config)`. This
-//! adapter runs it on yohost's JavaScript engine as a flavor: its
-//! JavaScript (in `js/`, embedded here) provides `ctx` and the built-in
-//! `@deepseek-ai/dsh-tools` module, and maps what `apply` registers to
-//! hooks. `README.md` has the table of what maps, what is refused and what
-//! is not available.
+//! adapter runs it as a flavor of yohost's JavaScript engines: on the
+//! embedded engine ([`DshAdapter`]), and on Node ([`DshOnNode`]) when its
+//! imports need Node or its `inject` names a service only Node provides
+//! (`shell`, `fs`, ...; [`PROVIDED_ON_NODE`]). Its JavaScript (in `js/`,
+//! embedded here) provides `ctx` and the built-in `@deepseek-ai/dsh-tools`
+//! module, and maps what `apply` registers to hooks. `README.md` has the
+//! tables of what maps, which services are provided and how, what is
+//! refused and what is not available.
 //!
-//! Register it with the host:
+//! Register both with the host:
 //!
 //! ```no_run
 //! # fn demo() -> Result<(), yohost::HostError> {
 //! let host = yohost::PluginHost::builder("plugins")
 //!     .adapter(yohost_adapter_dsh::adapter())
+//!     .adapter(yohost_adapter_dsh::node_adapter())
 //!     .open()?;
 //! # Ok(()) }
 //! ```
@@ -153,7 +157,10 @@ impl Adapter for DshAdapter {
                 needs,
             });
         }
-        let settings = serde_json::json!({ "config": config(candidate)? });
+        let settings = serde_json::json!({
+            "config": config(candidate)?,
+            "onNode": PROVIDED_ON_NODE,
+        });
         let mut loaded = load_with(candidate, &FLAVOR, &settings, grants)
             .map_err(|error| peers_explained(candidate, error))?;
         loaded.ecosystem = Some(Ecosystem::Dsh);

@@ -9,6 +9,9 @@
 //!   `exec`, is DSH's sandbox denial; an escalation is rejected (no one to
 //!   approve it); a background job it starts is gone once the run ends;
 //! - `fs` reads and writes inside its grants and is denied outside them;
+//! - every member of DSH's published service definitions (`ShellExecutor`,
+//!   `ShellEnvRegistry`, `JobRegistry`, `FileSystem`, `ApprovalService`,
+//!   `SandboxPolicyService`) is provided;
 //! - a service no engine provides is named before any import is looked at,
 //!   and a package whose peers are missing says what to run.
 
@@ -437,4 +440,104 @@ async fn a_package_whose_peers_are_missing_says_what_to_run() {
             && reason.contains("`npm pack @deepseek-ai/dsh-tool-old@0.1.0-rc.8`"),
         "{reason}"
     );
+}
+
+/// The public members of `class` in a published `.d.ts` (its methods,
+/// getters and fields; not private, static or the constructor).
+fn declared_members(dts: &Path, class: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dts).unwrap();
+    let start = text
+        .find(&format!("class {class} extends Service {{"))
+        .unwrap_or_else(|| panic!("{} declares {class}", dts.display()));
+    let body = &text[start..];
+    let body = &body[..body.find("\n}").unwrap()];
+    let mut names = Vec::new();
+    // How deep in brackets the line starts: members are at depth 0.
+    let mut depth = 0i32;
+    for line in body.lines().skip(1).map(str::trim) {
+        if line.starts_with("/*") || line.starts_with('*') {
+            continue;
+        }
+        let at = depth;
+        depth += line.matches(['{', '(']).count() as i32 - line.matches(['}', ')']).count() as i32;
+        let skipped = ["private ", "static ", "protected ", "constructor("];
+        if at != 0 || line.is_empty() || skipped.iter().any(|p| line.starts_with(p)) {
+            continue;
+        }
+        let mut rest = line;
+        for prefix in ["readonly ", "abstract ", "get ", "set "] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+#[tokio::test]
+async fn every_member_of_dshs_service_definitions_is_provided() {
+    if skip_without_node() {
+        return;
+    }
+    let (Some(bash), Some(fs)) = (dsh_package("bash"), dsh_package("fs")) else {
+        return;
+    };
+    let types = |package: &Path, dep: &str| {
+        package.join(format!(
+            "node_modules/@deepseek-ai/{dep}/lib/types/index.d.ts"
+        ))
+    };
+    let definitions = [
+        ("shell", types(&bash, "dsh-shell"), "ShellExecutor"),
+        (
+            "shellEnv",
+            types(&bash, "dsh-shell-env"),
+            "ShellEnvRegistry",
+        ),
+        ("jobs", types(&bash, "dsh-jobs"), "JobRegistry"),
+        ("fs", types(&fs, "dsh-fs"), "FileSystem"),
+        (
+            "approval",
+            types(&bash, "dsh-user-approval"),
+            "ApprovalService",
+        ),
+        (
+            "sandboxPolicy",
+            types(&bash, "dsh-sandbox-policy"),
+            "SandboxPolicyService",
+        ),
+    ];
+    // The fixture, in a copy of dsh-tool-fs (whose packages hold the
+    // `FsError` that `fs` throws).
+    let dir = plugin_dir();
+    let folder = dir.path().join("surface");
+    copy_tree(&fs, &folder);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/surface.js");
+    std::fs::copy(fixture, folder.join("lib/index.js")).unwrap();
+    std::fs::write(folder.join("plugin.toml"), "ecosystem = \"dsh\"\n").unwrap();
+    let host = host(dir.path());
+    let report = host.report().await;
+    assert_eq!(report[0].status, Status::Loaded, "{report:?}");
+    let (agent, _) = scripted(vec![call("surface", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "surface").await);
+    let provided: serde_json::Value = serde_json::from_str(&results[0].1)
+        .unwrap_or_else(|_| panic!("the fixture lists the services: {results:?}"));
+    for (service, dts, class) in definitions {
+        let members = declared_members(&dts, class);
+        assert!(members.len() >= 3, "{class}: {members:?}");
+        let have = provided[service].as_array().unwrap();
+        for member in members {
+            assert!(
+                have.iter().any(|h| h == &json!(member)),
+                "`{service}.{member}` ({class}, {}) is not provided",
+                dts.display()
+            );
+        }
+    }
 }

@@ -382,3 +382,21 @@ async fn off_node_bash_fs_and_web_are_refused_naming_the_services_first() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_service_only_node_provides_but_not_declared_as_a_list_says_how_to_get_it() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "computed/index.js",
+        "const wanted = [\"shell\"];\nexport const inject = [\"tools\", ...wanted];\nexport function apply() {}\n",
+    );
+    write(dir.path(), "computed/plugin.toml", "ecosystem = \"dsh\"\n");
+    let report = host(dir.path()).report().await;
+    let reason = report[0].reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("needs `shell`, which the adapter provides only on Node")
+            && reason.contains("`engine = \"node\"` in its plugin.toml"),
+        "{reason}"
+    );
+}

@@ -77,20 +77,7 @@ export async function provide(settings, needed) {
     overrideOf: () => undefined,
   });
 
-  // DSH's approval service under its `never` policy: nobody is asked, every
-  // ask is rejected, and the ask and its outcome go to the session's log.
-  let approvals = 0;
-  const approval = Object.freeze({
-    policy: "never",
-    async request(req) {
-      const id = `approval-${++approvals}`;
-      const session = req?.agent?.session;
-      session?.append("approval/asked", { id, toolName: String(req?.toolName ?? ""), ...(req?.callId ? { callId: req.callId } : {}), ...(req?.reason ? { reason: String(req.reason) } : {}) });
-      session?.append("approval/decided", { id, outcome: "rejected" });
-      return "rejected";
-    },
-  });
-
+  const approval = createApproval();
   const shellEnv = createShellEnv();
   const shell = createShell(host, mode, sandboxPolicy);
   const jobs = createJobs();
@@ -102,6 +89,40 @@ export async function provide(settings, needed) {
     finishRun: (runId) => jobs.endOwned((owner) => owner?.id === runId),
     dispose: () => jobs.endOwned(() => true),
   };
+}
+
+/**
+ * `ctx.approval`: DSH's approval service with no answerer composed, under
+ * its `never` policy by default: nobody is asked and every ask is
+ * `rejected`. A session switched to `ask` gets DSH's fail-closed
+ * `unavailable`. Each ask and its outcome go to the session's log.
+ */
+function createApproval() {
+  const POLICIES = ["ask", "never"];
+  let asked = 0;
+  const overrideOf = (session) =>
+    (session?.events ?? []).filter((e) => e.type === "approval/policy").at(-1)?.data?.policy;
+  return Object.freeze({
+    config: Object.freeze({ policy: "never" }),
+    setPolicy(agent, policy) {
+      if (!POLICIES.includes(policy)) throw new Error(`invalid approval policy ${JSON.stringify(policy)}`);
+      agent.session.append("approval/policy", { policy });
+    },
+    overrideOf,
+    async request(req) {
+      const id = `approval-${++asked}`;
+      const session = req?.agent?.session;
+      session?.append("approval/asked", {
+        id,
+        toolName: String(req?.toolName ?? ""),
+        ...(req?.callId ? { callId: req.callId } : {}),
+        ...(req?.reason ? { reason: String(req.reason) } : {}),
+      });
+      const outcome = req?.signal?.aborted ? "cancelled" : (overrideOf(session) ?? "never") === "never" ? "rejected" : "unavailable";
+      session?.append("approval/decided", { id, outcome });
+      return outcome;
+    },
+  });
 }
 
 /** `ctx.shellEnv`: the `DSH_*` variables of each shell call. */

@@ -34,6 +34,12 @@ export default async function dshShape(namespace, settings) {
   const engine = await provide(settings, required);
   const provided = [...PROVIDED, ...Object.keys(engine.services)];
   const missing = required.filter((name) => !provided.includes(name));
+  const elsewhere = missing.filter((name) => (settings?.onNode ?? []).includes(name));
+  if (elsewhere.length > 0) {
+    throw refusal(
+      `the DSH plugin needs ${listed(elsewhere)}, which the adapter provides only on Node; its \`inject\` is not a list of names the host reads before loading, so \`engine = "node"\` in its plugin.toml is what runs it there`,
+    );
+  }
   if (missing.length > 0) {
     throw refusal(`the DSH plugin needs ${listed(missing)}, which the host does not provide (it provides ${listed(provided)})`);
   }
