@@ -52,6 +52,18 @@ fn granted() -> (tempfile::TempDir, PathBuf) {
     (dir, real)
 }
 
+/// `dsh-tool-bash` in `dir`, granted `exec` and a workspace to write in
+/// (returned, by its real path).
+fn bash_with_a_workspace(dir: &Path) -> Option<(tempfile::TempDir, PathBuf)> {
+    let (guard, work) = granted();
+    let manifest = format!(
+        "[capabilities]\nexec = true\nwrite = [\"{}\"]\n",
+        work.display()
+    );
+    install(dir, "bash", &manifest)?;
+    Some((guard, work))
+}
+
 fn skip_without_node() -> bool {
     if let Some(why) = node_missing() {
         eprintln!("skipped: {why}");
@@ -123,20 +135,10 @@ async fn bash_runs_echo_in_the_sandbox_and_returns_dshs_rendering() {
         return;
     }
     let dir = plugin_dir();
-    let (_work, work) = granted();
     let (_outside, outside) = granted();
-    if install(
-        dir.path(),
-        "bash",
-        &format!(
-            "[capabilities]\nexec = true\nwrite = [\"{}\"]\n",
-            work.display()
-        ),
-    )
-    .is_none()
-    {
+    let Some((_work, work)) = bash_with_a_workspace(dir.path()) else {
         return;
-    }
+    };
     let host = host(dir.path());
     let bash = |command: &str| call("bash", json!({"command": command, "description": "Run it"}));
     let (agent, requests) = scripted(vec![
@@ -235,19 +237,9 @@ async fn a_background_job_is_gone_after_the_run() {
         return;
     }
     let dir = plugin_dir();
-    let (_work, work) = granted();
-    if install(
-        dir.path(),
-        "bash",
-        &format!(
-            "[capabilities]\nexec = true\nwrite = [\"{}\"]\n",
-            work.display()
-        ),
-    )
-    .is_none()
-    {
+    let Some((_work, _)) = bash_with_a_workspace(dir.path()) else {
         return;
-    }
+    };
     let host = host(dir.path());
     let (agent, _) = scripted(vec![
         call(

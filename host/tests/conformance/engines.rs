@@ -379,21 +379,21 @@ pub fn pi() -> Engine {
     }
 }
 
+/// The DSH fixture `file` in `dir/<plugin>/`, with these extra
+/// `plugin.toml` lines.
+fn dsh_fixture(dir: &Path, plugin: &str, file: &str, extra: &str) {
+    write(dir, &format!("{plugin}/index.js"), &source(file));
+    write(
+        dir,
+        &format!("{plugin}/plugin.toml"),
+        &format!("name = \"{plugin}\"\n{extra}"),
+    );
+}
+
 pub fn dsh() -> Engine {
     Engine {
         name: "dsh",
-        install: |dir, plugin, extra| {
-            write(
-                dir,
-                &format!("{plugin}/index.js"),
-                &source("fixture_dsh.js"),
-            );
-            write(
-                dir,
-                &format!("{plugin}/plugin.toml"),
-                &format!("name = \"{plugin}\"\n{extra}"),
-            );
-        },
+        install: |dir, plugin, extra| dsh_fixture(dir, plugin, "fixture_dsh.js", extra),
         broken_entry: "index.js",
         broken_manifest: "ecosystem = \"dsh\"",
         hooks: &[
@@ -430,29 +430,13 @@ pub fn dsh_node() -> Engine {
     Engine {
         name: "dsh_node",
         install: |dir, plugin, extra| {
-            write(
-                dir,
-                &format!("{plugin}/index.js"),
-                &source("fixture_dsh.js"),
-            );
-            write(
-                dir,
-                &format!("{plugin}/plugin.toml"),
-                &format!("name = \"{plugin}\"\nengine = \"node\"\n{extra}"),
-            );
+            let extra = format!("engine = \"node\"\n{extra}");
+            dsh_fixture(dir, plugin, "fixture_dsh.js", &extra)
         },
         broken_manifest: "ecosystem = \"dsh\"\nengine = \"node\"",
         processes: Some(|dir, plugin, extra| {
-            write(
-                dir,
-                &format!("{plugin}/index.js"),
-                &source("fixture_dsh_proc.js"),
-            );
-            write(
-                dir,
-                &format!("{plugin}/plugin.toml"),
-                &format!("name = \"{plugin}\"\necosystem = \"dsh\"\n{extra}"),
-            );
+            let extra = format!("ecosystem = \"dsh\"\n{extra}");
+            dsh_fixture(dir, plugin, "fixture_dsh_proc.js", &extra)
         }),
         ..dsh()
     }
