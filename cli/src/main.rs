@@ -28,6 +28,7 @@ fn open_host(dir: &Path, dry_run: bool, locked: bool) -> Result<PluginHost, Stri
         .adapter(yohost_adapter_pi::adapter())
         .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
+        .adapter(yohost_adapter_dsh::node_adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
         .adapter(yohost_adapter_mcp::adapter())
         .open()

@@ -410,7 +410,7 @@ fn run_names_the_plugin_of_each_decision_after_the_call_it_concerns() {
 fn check_lists_dsh_and_pi_plugins_with_their_tools_or_the_reason() {
     let dir = plugin_dir();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters/dsh/tests/fixtures");
-    for (name, file) in [("policy", "policy.js"), ("needs-shell", "needs_shell.js")] {
+    for (name, file) in [("policy", "policy.js"), ("needs-model", "needs_model.js")] {
         let source = std::fs::read_to_string(fixtures.join(file)).unwrap();
         write(dir.path(), &format!("{name}/index.js"), &source);
         write(
@@ -433,11 +433,11 @@ fn check_lists_dsh_and_pi_plugins_with_their_tools_or_the_reason() {
     assert_eq!(policy["status"], "loaded", "{policy}");
     assert_eq!(policy["ecosystem"], "dsh");
     assert_eq!(policy["tools"], serde_json::json!(["greet"]));
-    let refused = checked(&doc, "needs-shell");
+    let refused = checked(&doc, "needs-model");
     assert_eq!(refused["status"], "refused");
     let reason = refused["reason"].as_str().unwrap();
     assert!(
-        reason.contains("needs `shell`, `jobs`, which the host does not provide"),
+        reason.contains("needs `llm`, `sessions`, which the host does not provide"),
         "{reason}"
     );
     let pi = checked(&doc, "hello");

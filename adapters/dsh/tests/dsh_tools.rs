@@ -8,20 +8,24 @@
 //! - a `tools/pre-execute` deny denies a call, an `ask` denies it (no one to
 //!   ask), a guard denies it, and `tools/post-execute` edits a result;
 //! - prompt sections reach the model as one note, in `order`;
-//! - a plugin whose `inject` needs services the adapter does not provide is
-//!   refused, naming them; an optional `ctx.inject` is skipped with a
+//! - a plugin whose `inject` needs services no engine of the adapter
+//!   provides is refused, naming them; an optional `ctx.inject` is skipped with a
 //!   warning, and so is a listener for an event the host never emits;
 //! - `exec.signal` aborts when the run is cancelled; `ctx.effect`
 //!   disposers run when the plugin is unloaded;
 //! - the published `@deepseek-ai/dsh-tool-todo` (installed by `.ci/run`)
-//!   loads as its npm package folder and `todo_write` works; `dsh-tool-bash`,
-//!   `-fs` and `-web` are refused, naming what the adapter lacks.
+//!   loads as its npm package folder and `todo_write` works; kept off Node
+//!   (`engine = "embedded"`), `dsh-tool-bash`, `-fs` and `-web` are refused
+//!   naming the services they need before any import (`dsh_node.rs` runs
+//!   them on Node).
 
+mod packages;
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
+use packages::{copy_tree, dsh_package};
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;
 use tokio_util::sync::CancellationToken;
@@ -159,17 +163,17 @@ async fn missing_services_refuse_and_optional_ones_are_skipped_with_a_warning() 
     let dir = plugin_dir();
     install(
         dir.path(),
-        "needs-shell",
-        "needs_shell.js",
+        "needs-model",
+        "needs_model.js",
         "ecosystem = \"dsh\"\n",
     );
     let host = policy_host(dir.path());
     let report = host.report().await;
-    let refused = reported(&report, "needs-shell");
+    let refused = reported(&report, "needs-model");
     assert_eq!(refused.status, Status::Refused);
     let reason = refused.reason.clone().unwrap_or_default();
     assert!(
-        reason.contains("needs `shell`, `jobs`, which the host does not provide"),
+        reason.contains("needs `llm`, `sessions`, which the host does not provide"),
         "{reason}"
     );
     let policy = reported(&report, "fixture-policy");
@@ -263,45 +267,6 @@ async fn exec_signal_aborts_on_cancel_and_effects_run_on_unload() {
     );
 }
 
-/// The npm package folder of `@deepseek-ai/dsh-tool-<tool>`, installed by
-/// `.ci/run` (`$YOHOST_DSH_PACKAGES`, else `<target>/tmp/dsh-packages`), or
-/// `None` (with the reason printed) when it is absent here.
-fn dsh_package(tool: &str) -> Option<PathBuf> {
-    let root = std::env::var_os("YOHOST_DSH_PACKAGES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp/dsh-packages")
-        });
-    let package = root.join(format!("dsh-tool-{tool}"));
-    if package.join("node_modules").is_dir() {
-        Some(package)
-    } else {
-        eprintln!(
-            "skipped: {} is not installed (.ci/run installs it)",
-            package.display()
-        );
-        None
-    }
-}
-
-/// Copy the package folder `from` to `to` (symlinks kept as they are).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type().unwrap();
-        if kind.is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else if kind.is_symlink() {
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 #[tokio::test]
 async fn the_published_todo_tool_works() {
     let Some(package) = dsh_package("todo") else {
@@ -382,28 +347,58 @@ async fn ask_tools(host: &PluginHost) -> HookReply {
 }
 
 #[tokio::test]
-async fn bash_fs_and_web_are_refused_naming_what_the_adapter_lacks() {
+async fn off_node_bash_fs_and_web_are_refused_naming_the_services_first() {
     let dir = plugin_dir();
     let mut expected = Vec::new();
-    for (tool, lacks) in [
-        ("bash", "node:path"),
-        ("fs", "node:path"),
-        ("web", "node:module"),
+    for (tool, named) in [
+        (
+            "bash",
+            "injects `shell`, a service its adapter provides only on Node",
+        ),
+        (
+            "fs",
+            "injects `fs`, a service its adapter provides only on Node",
+        ),
+        (
+            "web",
+            "the DSH plugin needs `web`, which the host does not provide",
+        ),
     ] {
         let Some(package) = dsh_package(tool) else {
             return;
         };
-        copy_tree(&package, &dir.path().join(format!("dsh-tool-{tool}")));
-        expected.push((format!("dsh-tool-{tool}"), lacks));
+        let folder = dir.path().join(format!("dsh-tool-{tool}"));
+        copy_tree(&package, &folder);
+        std::fs::write(folder.join("plugin.toml"), "engine = \"embedded\"\n").unwrap();
+        expected.push((format!("dsh-tool-{tool}"), named));
     }
     let report = host(dir.path()).report().await;
-    for (name, lacks) in expected {
+    for (name, named) in expected {
         let entry = reported(&report, &name);
         assert_eq!(entry.status, Status::Refused, "{entry:?}");
         let reason = entry.reason.clone().unwrap_or_default();
+        assert!(reason.contains(named), "{name}: {reason}");
         assert!(
-            reason.contains(&format!("`{lacks}` is a Node built-in module")),
-            "{name}: {reason}"
+            !reason.contains("is a Node built-in module"),
+            "the service is named, not an import: {name}: {reason}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_service_only_node_provides_but_not_declared_as_a_list_says_how_to_get_it() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "computed/index.js",
+        "const wanted = [\"shell\"];\nexport const inject = [\"tools\", ...wanted];\nexport function apply() {}\n",
+    );
+    write(dir.path(), "computed/plugin.toml", "ecosystem = \"dsh\"\n");
+    let report = host(dir.path()).report().await;
+    let reason = report[0].reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("needs `shell`, which the adapter provides only on Node")
+            && reason.contains("`engine = \"node\"` in its plugin.toml"),
+        "{reason}"
+    );
 }

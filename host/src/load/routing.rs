@@ -40,6 +40,14 @@ pub enum NodeNeed {
         /// The names, quoted and joined (`` `createReadStream` ``).
         names: String,
     },
+    /// A service the plugin injects, which its adapter provides only on
+    /// Node (DSH's `shell`, say).
+    Service {
+        /// The plugin's entry, which declares it.
+        file: PathBuf,
+        /// The service, as the plugin names it.
+        service: String,
+    },
     /// An npm package with a native addon.
     NativeAddon {
         /// The file that imports or requires it.
@@ -67,6 +75,11 @@ impl std::fmt::Display for NodeNeed {
             } => write!(
                 f,
                 "{} imports {names} from \"{module}\", which the embedded engine's `{module}` does not provide",
+                file.display()
+            ),
+            NodeNeed::Service { file, service } => write!(
+                f,
+                "{} injects `{service}`, a service its adapter provides only on Node",
                 file.display()
             ),
             NodeNeed::NativeAddon {

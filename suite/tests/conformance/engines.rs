@@ -11,9 +11,12 @@
 //! | pi | fixture_pi.ts | `guest` (a throw) | no run id in pi's `ctx` (`whoami` is not rewritten); an `input` handler cannot give a reason (the adapter's own text); no `on_stop` (a lazy answer is accepted); no `finish` (its last line is its last event) |
 //! | pi_node | fixture_pi.ts with `engine = "node"` | `guest` (a throw) | as pi |
 //! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images) and cannot end the run; no file API; `shape` is a decision the adapter rejects, so `guest` |
+//! | dsh_node | fixture_dsh.js with `engine = "node"` | `guest` (a throw) | as dsh |
 //! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); a reply cannot end the run; no log API (no `flood`); trusted code, not sandboxed; its text is its reply's `notes`, as rutis shows it |
 //!
-//! Rows that run in a process or can start one (node, pi, pi_node) also
+//! Rows that run in a process or can start one (node, pi, pi_node,
+//! dsh_node: `fixture_dsh_proc.js`, whose commands go through DSH's
+//! `ctx.shell`) also
 //! have a process fixture ([`Engine::processes`]); the sandbox cases
 //! (`processes.rs`) run on those rows only. The others start no process of
 //! their own: Wasm has no process API, yohost's embedded TypeScript API
@@ -235,7 +238,7 @@ pub fn ts() -> Engine {
 
 /// Why row `name` cannot run on this machine, if it cannot.
 pub fn unavailable(name: &str) -> Option<String> {
-    matches!(name, "node" | "pi_node")
+    matches!(name, "node" | "pi_node" | "dsh_node")
         .then(crate::support::node_missing)
         .flatten()
 }
@@ -376,21 +379,21 @@ pub fn pi() -> Engine {
     }
 }
 
+/// The DSH fixture `file` in `dir/<plugin>/`, with these extra
+/// `plugin.toml` lines.
+fn dsh_fixture(dir: &Path, plugin: &str, file: &str, extra: &str) {
+    write(dir, &format!("{plugin}/index.js"), &source(file));
+    write(
+        dir,
+        &format!("{plugin}/plugin.toml"),
+        &format!("name = \"{plugin}\"\n{extra}"),
+    );
+}
+
 pub fn dsh() -> Engine {
     Engine {
         name: "dsh",
-        install: |dir, plugin, extra| {
-            write(
-                dir,
-                &format!("{plugin}/index.js"),
-                &source("fixture_dsh.js"),
-            );
-            write(
-                dir,
-                &format!("{plugin}/plugin.toml"),
-                &format!("name = \"{plugin}\"\n{extra}"),
-            );
-        },
+        install: |dir, plugin, extra| dsh_fixture(dir, plugin, "fixture_dsh.js", extra),
         broken_entry: "index.js",
         broken_manifest: "ecosystem = \"dsh\"",
         hooks: &[
@@ -420,6 +423,22 @@ pub fn dsh() -> Engine {
         finish: Support::No("DSH has no finish"),
         event_name: no_event,
         processes: None,
+    }
+}
+
+pub fn dsh_node() -> Engine {
+    Engine {
+        name: "dsh_node",
+        install: |dir, plugin, extra| {
+            let extra = format!("engine = \"node\"\n{extra}");
+            dsh_fixture(dir, plugin, "fixture_dsh.js", &extra)
+        },
+        broken_manifest: "ecosystem = \"dsh\"\nengine = \"node\"",
+        processes: Some(|dir, plugin, extra| {
+            let extra = format!("ecosystem = \"dsh\"\n{extra}");
+            dsh_fixture(dir, plugin, "fixture_dsh_proc.js", &extra)
+        }),
+        ..dsh()
     }
 }
 

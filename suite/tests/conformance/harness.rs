@@ -35,6 +35,7 @@ pub fn open(dir: &std::path::Path) -> PluginHost {
         .adapter(yohost_adapter_pi::adapter())
         .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
+        .adapter(yohost_adapter_dsh::node_adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
         .adapter(yohost_adapter_mcp::adapter())
         .open()

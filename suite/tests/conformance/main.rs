@@ -100,7 +100,7 @@ macro_rules! conformance {
 }
 
 conformance! {
-    engines: [dylib, wasm, ts, node, python, pi, pi_node, dsh, rutis],
+    engines: [dylib, wasm, ts, node, python, pi, pi_node, dsh, dsh_node, rutis],
     cases: [
         deny,
         rewrite,

@@ -5,7 +5,7 @@ import { createBus } from "dsh:shape/events";
 import { createPrompt } from "dsh:shape/prompt";
 import { createTools } from "dsh:shape/tools";
 
-/** The services the adapter provides, by the names `inject` uses. */
+/** The services the adapter provides on every engine, by the names `inject` uses. */
 export const PROVIDED = ["tools", "systemPrompt"];
 
 /** The names a cordis `inject` declaration requires and merely wants. */
@@ -24,13 +24,14 @@ export function injected(inject) {
   return { required, optional };
 }
 
-/** A fresh plugin context. `warn(message)` reports what the host skips. */
-export function createContext(warn) {
+/** A fresh plugin context. `warn(message)` reports what the host skips;
+ * `provided` holds the engine's services besides `tools` and `systemPrompt`. */
+export function createContext(warn, provided) {
   const bus = createBus();
   const prompt = createPrompt(warn);
   const registry = createTools(bus);
   const disposers = [];
-  const services = { tools: registry.service, systemPrompt: prompt.service };
+  const services = { ...provided, tools: registry.service, systemPrompt: prompt.service };
 
   const logger = Object.assign((_name) => logger, {
     info: (...args) => console.info(...args),
@@ -59,7 +60,7 @@ export function createContext(warn) {
     },
     inject(names, callback) {
       const { required } = injected(names);
-      const missing = required.filter((name) => !PROVIDED.includes(name));
+      const missing = required.filter((name) => !Object.hasOwn(services, name));
       if (missing.length > 0) {
         warn(`skipped a \`ctx.inject\` callback: the host does not provide ${missing.map((n) => `\`${n}\``).join(", ")}`);
         return () => {};

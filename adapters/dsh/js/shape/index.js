@@ -9,6 +9,7 @@
 
 import { PROVIDED, createContext, injected } from "dsh:shape/context";
 import { HOST_EVENTS } from "dsh:shape/events";
+import { provide } from "dsh:services";
 
 /** A refusal: its message is the reason, without a stack location. */
 const refusal = (message) => Object.assign(new Error(message), { stack: "" });
@@ -30,17 +31,30 @@ export default async function dshShape(namespace, settings) {
     throw refusal("a DSH plugin module must export `apply(ctx, config)` (and `name`, `inject`, `Config`)");
   }
   const { required } = injected(plugin.inject);
-  const missing = required.filter((name) => !PROVIDED.includes(name));
+  const engine = await provide(settings, required);
+  const provided = [...PROVIDED, ...Object.keys(engine.services)];
+  const missing = required.filter((name) => !provided.includes(name));
+  const elsewhere = missing.filter((name) => (settings?.onNode ?? []).includes(name));
+  if (elsewhere.length > 0) {
+    throw refusal(
+      `the DSH plugin needs ${listed(elsewhere)}, which the adapter provides only on Node; its \`inject\` is not a list of names the host reads before loading, so \`engine = "node"\` in its plugin.toml is what runs it there`,
+    );
+  }
   if (missing.length > 0) {
-    throw refusal(`the DSH plugin needs ${listed(missing)}, which the host does not provide (it provides ${listed(PROVIDED)})`);
+    throw refusal(`the DSH plugin needs ${listed(missing)}, which the host does not provide (it provides ${listed(provided)})`);
   }
   const config = resolveConfig(plugin.Config, settings?.config);
 
   const warnings = [];
   let loaded = false;
   const warn = (message) => (loaded ? console.warn(message) : warnings.includes(message) || warnings.push(message));
-  const { ctx, bus, prompt, registry, dispose } = createContext(warn);
-  await plugin.apply(ctx, config);
+  const { ctx, bus, prompt, registry, dispose } = createContext(warn, engine.services);
+  try {
+    await plugin.apply(ctx, config);
+  } catch (e) {
+    await engine.dispose();
+    throw e;
+  }
   loaded = true;
   // An event the host never emits may be the plugin's own; one a letter or
   // two from the host's is reported as unknown, with the one it meant.
@@ -60,7 +74,10 @@ export default async function dshShape(namespace, settings) {
   const agentOf = (run) => {
     if (!sessions.has(run.run_id)) {
       const events = [];
+      const cwd = settings?.host?.workspace;
       const session = Object.freeze({
+        id: run.run_id,
+        header: Object.freeze({ id: run.run_id, ...(cwd !== undefined ? { cwd } : {}) }),
         events,
         append(type, data) {
           events.push(Object.freeze({ type: String(type), data, time: Date.now() }));
@@ -93,10 +110,18 @@ export default async function dshShape(namespace, settings) {
       return note === null ? null : { note };
     };
   }
-  hooks.finish = (args) => {
+  hooks.finish = async (args) => {
     sessions.delete(args.run.run_id);
+    await engine.finishRun(args.run.run_id);
     return null;
   };
   const name = typeof plugin.name === "string" && plugin.name !== "" ? plugin.name : undefined;
-  return { name, hooks, warnings, unknown, unload: dispose };
+  const unload = async () => {
+    try {
+      await dispose();
+    } finally {
+      await engine.dispose();
+    }
+  };
+  return { name, hooks, warnings, unknown, unload };
 }

@@ -174,7 +174,12 @@ async function link(specifier, referrer) {
   if (specifier in flavor.builtins || (fromFlavor && specifier in flavor.internals)) {
     return flavorModule(specifier);
   }
-  if (fromFlavor) throw new Error(`the flavor module ${from} imports unknown ${specifier}`);
+  // A flavor module may import a plugin's own file by its `file:` URL (an
+  // adapter's service that must share a class with the plugin's packages),
+  // checked as every import of the plugin is.
+  if (fromFlavor && !specifier.startsWith("file:")) {
+    throw new Error(`the flavor module ${from} imports unknown ${specifier}`);
+  }
   let file;
   if (specifier.startsWith(".") || specifier.startsWith("/") || specifier.startsWith("file:")) {
     const named = specifier.startsWith("file:")
