@@ -1,6 +1,7 @@
 // What a loaded pi extension registered, as yohost hooks.
 
 import { OBSERVED } from "pi:shape/events";
+import { UNSUPPORTED } from "pi:shape/refusals";
 import { hostArgs, piInput, piName } from "pi:shape/tools";
 
 // What `event.systemPrompt` holds in `before_agent_start`: the host never
@@ -107,7 +108,16 @@ function inputHook(state, makeCtx) {
     const event = { type: "input", text: args.text, images: undefined, source: "interactive" };
     const ctx = makeCtx(call);
     for (const handler of state.handlers.get("input")) {
-      const result = await handler(event, ctx);
+      let result;
+      try {
+        result = await handler(event, ctx);
+      } catch (error) {
+        // A handler that failed only on what a headless host cannot serve
+        // does not reject the input: it is reported, and the input goes on.
+        if (!error?.[UNSUPPORTED]) throw error;
+        (call?.log ?? console).warn(`a pi extension's \`input\` handler failed: ${error.message}; the input goes on`);
+        continue;
+      }
       if (result?.action === "handled") {
         return { reject: "a pi extension handled this input itself (`handled`), so no run starts" };
       }
