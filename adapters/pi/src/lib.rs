@@ -22,9 +22,10 @@ mod by_design;
 use std::path::PathBuf;
 use std::sync::Arc;
 use yohost::adapter::Adapter;
+use yohost::discovery::pi_extensions;
 use yohost::discovery::Candidate;
 use yohost::engines::js::modules::Builtin;
-use yohost::engines::js::{load_with, Flavor, RelativeTo, ServiceApi};
+use yohost::engines::js::{load_entries_with, Flavor, RelativeTo, ServiceApi};
 use yohost::engines::node;
 use yohost::grants::Grants;
 use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
@@ -157,7 +158,9 @@ impl Adapter for PiOnNode {
     /// Load a pi extension on Node: refused, naming the event or call, when
     /// it would rewrite history or the request, as on the embedded engine.
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        let mut loaded = node::load_with(candidate, &PI, &settings(candidate), grants)?;
+        let entries = extensions(candidate);
+        let mut loaded =
+            node::load_entries_with(candidate, &entries, &PI, &settings(candidate), grants)?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
     }
@@ -178,10 +181,28 @@ impl Adapter for PiAdapter {
     /// stopped the load first, or when it needs Node: a refusal by design
     /// is not routed to Node).
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        let mut loaded = load_with(candidate, &PI, &settings(candidate), grants)
+        let entries = extensions(candidate);
+        let mut loaded = load_entries_with(candidate, &entries, &PI, &settings(candidate), grants)
             .map_err(|error| by_design_first(candidate, error))?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
+    }
+}
+
+/// The extensions to load: every one of a pi package, as pi reads its
+/// `package.json` and its `extensions/` folder, when the candidate's entry
+/// is one of them (a manifest may name another); else the entry alone.
+fn extensions(candidate: &Candidate) -> Vec<PathBuf> {
+    let package = std::fs::read_to_string(candidate.root.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let all = match candidate.root.is_dir() {
+        true => pi_extensions(&candidate.root, package.as_ref()),
+        false => Vec::new(),
+    };
+    match all.contains(&candidate.entry) {
+        true => all,
+        false => vec![candidate.entry.clone()],
     }
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod error;
 pub mod grants;
 pub(crate) mod loaded;
 pub mod manifest;
+pub(crate) mod pi_package;
 pub mod private_dir;
 pub(crate) mod registry;
 pub(crate) mod routing;
