@@ -218,7 +218,12 @@ fn by_design_first(candidate: &Candidate, error: LoadError) -> LoadError {
         }
         _ => return error,
     };
-    let by_design = by_design::found_in_source(candidate);
+    // What the failure already names (the shape refused it) is not named
+    // twice.
+    let by_design: Vec<String> = by_design::found_in_source(candidate)
+        .into_iter()
+        .filter(|why| !detail.is_some_and(|d| d.contains(named(why))))
+        .collect();
     if by_design.is_empty() {
         return error;
     }
@@ -231,6 +236,17 @@ fn by_design_first(candidate: &Candidate, error: LoadError) -> LoadError {
         path: path.clone(),
         message,
     }
+}
+
+/// What a refusal by design names, up to the event or method's name
+/// ("listens for \`context", "calls \`pi.registerProvider"), which the
+/// shape and the source search phrase alike.
+fn named(why: &str) -> &str {
+    let second = why
+        .match_indices('`')
+        .nth(1)
+        .map_or(why.len(), |(at, _)| at);
+    &why[..second]
 }
 
 /// The extension's per-user folder (pi's `getAgentDir()`): yohost's, not

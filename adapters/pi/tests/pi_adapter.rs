@@ -640,6 +640,8 @@ export default function (pi: ExtensionAPI) {
   pi.on("tool_execution_start", (e, ctx) => ctx.ui.notify(`start ${e.toolName} ${e.args.content}`, "info"));
   pi.on("tool_execution_end", (e, ctx) => ctx.ui.notify(`end ${e.toolName} error=${e.isError}`, "info"));
   pi.on("turn_end", (e, ctx) => ctx.ui.notify(`turn ${e.turnIndex}`, "warning"));
+  pi.on("agent_start", (_e, ctx) => ctx.ui.notify("run starts", "info"));
+  pi.on("agent_end", (e, ctx) => ctx.ui.notify(`run ends with ${e.messages.length > 0 ? "its" : "no"} messages`, "info"));
 }"#,
     );
     let work = plugin_dir();
@@ -671,6 +673,8 @@ export default function (pi: ExtensionAPI) {
         ("end write error=false", "info"),
         ("turn 0", "warn"),
         ("turn 1", "warn"),
+        ("run starts", "info"),
+        ("run ends with its messages", "info"),
     ];
     for (message, level) in expected {
         assert!(
@@ -774,6 +778,13 @@ export default function (pi) { pi.registerMessageRenderer("x", () => new Text(""
             && reason.contains("calls `pi.registerProvider(\"proxy\")`"),
         "{reason}"
     );
+    // Named once: the shape's refusal is not repeated from the source.
+    assert_eq!(
+        reason.matches("listens for `context`").count(),
+        1,
+        "{reason}"
+    );
+    assert!(!reason.contains("; and "), "{reason}");
     let appish = find("appish");
     assert_eq!(appish["status"], "loaded", "{appish}");
     assert_eq!(appish["hooks"], json!(["before_tool"]));
