@@ -10,19 +10,12 @@
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
+mod package;
+
+use package::open_with_node;
 use serde_json::json;
-use std::path::Path;
 use support::*;
 use yohost::PluginHost;
-
-/// A host over `dir` with both pi entries registered.
-fn open(dir: &Path) -> PluginHost {
-    PluginHost::builder(dir)
-        .adapter(yohost_adapter_pi::adapter())
-        .adapter(yohost_adapter_pi::node_adapter())
-        .open()
-        .unwrap()
-}
 
 /// The engines a package is tried on: the embedded one, and Node when it
 /// is installed (`engine = "node"` in the package's `plugin.toml`).
@@ -99,7 +92,7 @@ async fn pi_packages_are_the_adapters_whatever_node_modules_holds() {
         if engine == "node" {
             write(&package, "plugin.toml", "engine = \"node\"\n");
         }
-        let host = open(dir.path());
+        let host = open_with_node(dir.path());
         let report = host.report().await;
         assert_eq!(
             reported(&report, "peer").reason,
@@ -148,7 +141,7 @@ async fn every_extension_of_a_package_loads_as_pi_reads_its_layout() {
             write(&listed, "plugin.toml", "engine = \"node\"\n");
             write(&bare, "plugin.toml", "engine = \"node\"\n");
         }
-        let host = open(dir.path());
+        let host = open_with_node(dir.path());
         let report = host.report().await;
         let listed = reported(&report, "listed");
         assert_eq!(
@@ -176,7 +169,7 @@ async fn a_package_that_depends_on_pi_is_pi_without_a_pi_field() {
             "peerDependencies": {"@earendil-works/pi-coding-agent": "*"}}"#,
     );
     write(&package, "dist/index.js", &extension("compiled", "\"ok\""));
-    let host = open(dir.path());
+    let host = open_with_node(dir.path());
     let report = host.report().await;
     let compiled = reported(&report, "compiled");
     assert_eq!(compiled.ecosystem.as_deref(), Some("pi"), "{compiled:?}");

@@ -17,6 +17,16 @@ pub fn open(dir: &Path) -> Result<PluginHost, yohost::HostError> {
         .open()
 }
 
+/// A host over `dir` with both pi entries registered: the embedded engine
+/// and Node.
+pub fn open_with_node(dir: &Path) -> PluginHost {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_pi::node_adapter())
+        .open()
+        .unwrap()
+}
+
 /// What the host's only plugin answers to `call`, in a fresh run.
 pub async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> HookReply {
     let plugin = &host.plugins()[0];
