@@ -1,13 +1,14 @@
 // `@earendil-works/pi-coding-agent` (and `@mariozechner/pi-coding-agent`):
 // the runtime helpers pi extensions import that the host can honour, pi's
 // constants, and its UI helpers as components that render nothing. Its
-// types (`ExtensionAPI`, ...) vanish when types are stripped. Anything else
-// imported from it at run time (session helpers) is not here, and the
-// plugin is refused naming it. The tool factories (`createBashTool`, ...)
-// are in `pi:tools`.
+// types (`ExtensionAPI`, ...) vanish when types are stripped. The rest of
+// its exports (pi's app: sessions, settings, its TUI components) load, and
+// fail by name when called. The tool factories (`createBashTool`, ...) are
+// in `pi:tools`.
 
 import { Component, Editor } from "@earendil-works/pi-tui";
 import { settings } from "pi:settings";
+import { noApp, noHistory, noTerminal, unavailable } from "pi:shape/refusals";
 
 export {
   createBashToolDefinition,
@@ -243,8 +244,121 @@ export const keyText = (key) => String(key);
 
 // --- history helpers a plugin cannot use here --------------------------------
 
-const noHistory = (name) => () => {
-  throw new Error(`${name} is not available in yohost: the host never shows or rewrites a run's history`);
-};
-export const convertToLlm = noHistory("convertToLlm");
-export const serializeConversation = noHistory("serializeConversation");
+export const convertToLlm = unavailable("convertToLlm", noHistory);
+export const serializeConversation = unavailable("serializeConversation", noHistory);
+export const CURRENT_SESSION_VERSION = 3;
+export const VIRTUAL_MODEL_STATE_ENTRY = "pi.virtual-model-state";
+export const DEFAULT_COMPACTION_SETTINGS = Object.freeze({ enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 });
+
+// The rest of pi's surface, which fails by name when called.
+export const AgentSession = unavailable("AgentSession", noApp);
+export const AgentSessionRuntime = unavailable("AgentSessionRuntime", noApp);
+export const ArminComponent = unavailable("ArminComponent", noTerminal);
+export const AssistantMessageComponent = unavailable("AssistantMessageComponent", noTerminal);
+export const AuthStorage = unavailable("AuthStorage", noApp);
+export const BashExecutionComponent = unavailable("BashExecutionComponent", noTerminal);
+export const BranchSummaryMessageComponent = unavailable("BranchSummaryMessageComponent", noTerminal);
+export const CompactionSummaryMessageComponent = unavailable("CompactionSummaryMessageComponent", noTerminal);
+export const CredentialSynchronizationError = unavailable("CredentialSynchronizationError", noApp);
+export const CustomMessageComponent = unavailable("CustomMessageComponent", noTerminal);
+export const DefaultPackageManager = unavailable("DefaultPackageManager", noApp);
+export const DefaultResourceLoader = unavailable("DefaultResourceLoader", noApp);
+export const ExtensionEditorComponent = unavailable("ExtensionEditorComponent", noTerminal);
+export const ExtensionInputComponent = unavailable("ExtensionInputComponent", noTerminal);
+export const ExtensionRunner = unavailable("ExtensionRunner", noApp);
+export const ExtensionSelectorComponent = unavailable("ExtensionSelectorComponent", noTerminal);
+export const FileAuthStorageBackend = unavailable("FileAuthStorageBackend", noApp);
+export const FooterComponent = unavailable("FooterComponent", noTerminal);
+export const InMemoryAuthStorageBackend = unavailable("InMemoryAuthStorageBackend", noApp);
+export const InteractiveMode = unavailable("InteractiveMode", noTerminal);
+export const KeybindingsManager = unavailable("KeybindingsManager", noTerminal);
+export const LoginDialogComponent = unavailable("LoginDialogComponent", noTerminal);
+export const ModelRegistry = unavailable("ModelRegistry", noApp);
+export const ModelRuntime = unavailable("ModelRuntime", noApp);
+export const ModelSelectorComponent = unavailable("ModelSelectorComponent", noTerminal);
+export const OAuthSelectorComponent = unavailable("OAuthSelectorComponent", noTerminal);
+export const ProjectTrustStore = unavailable("ProjectTrustStore", noApp);
+export const RpcClient = unavailable("RpcClient", noApp);
+export const SessionManager = unavailable("SessionManager", noApp);
+export const SessionSelectorComponent = unavailable("SessionSelectorComponent", noTerminal);
+export const SettingsManager = unavailable("SettingsManager", noApp);
+export const SettingsSelectorComponent = unavailable("SettingsSelectorComponent", noTerminal);
+export const ShowImagesSelectorComponent = unavailable("ShowImagesSelectorComponent", noTerminal);
+export const SkillInvocationMessageComponent = unavailable("SkillInvocationMessageComponent", noTerminal);
+export const Theme = unavailable("Theme", noTerminal);
+export const ThemeSelectorComponent = unavailable("ThemeSelectorComponent", noTerminal);
+export const ThinkingSelectorComponent = unavailable("ThinkingSelectorComponent", noTerminal);
+export const ToolExecutionComponent = unavailable("ToolExecutionComponent", noTerminal);
+export const TreeSelectorComponent = unavailable("TreeSelectorComponent", noTerminal);
+export const UserMessageComponent = unavailable("UserMessageComponent", noTerminal);
+export const UserMessageSelectorComponent = unavailable("UserMessageSelectorComponent", noTerminal);
+export const buildContextEntries = unavailable("buildContextEntries", noApp);
+export const buildSessionContext = unavailable("buildSessionContext", noApp);
+export const buildSessionProjection = unavailable("buildSessionProjection", noApp);
+export const calculateContextTokens = unavailable("calculateContextTokens", noApp);
+export const collectEntriesForBranchSummary = unavailable("collectEntriesForBranchSummary", noApp);
+export const compact = unavailable("compact", noApp);
+export const convertToPng = unavailable("convertToPng", noTerminal);
+export const copyToClipboard = unavailable("copyToClipboard", noTerminal);
+export const createAgentSession = unavailable("createAgentSession", noApp);
+export const createAgentSessionFromServices = unavailable("createAgentSessionFromServices", noApp);
+export const createAgentSessionRuntime = unavailable("createAgentSessionRuntime", noApp);
+export const createAgentSessionServices = unavailable("createAgentSessionServices", noApp);
+export const createCodemodeExtension = unavailable("createCodemodeExtension", noApp);
+export const createCodingTools = unavailable("createCodingTools", noApp);
+export const createEventBus = unavailable("createEventBus", noApp);
+export const createExtensionRuntime = unavailable("createExtensionRuntime", noApp);
+export const createLocalBashOperations = unavailable("createLocalBashOperations", noApp);
+export const createLocalPowerShellOperations = unavailable("createLocalPowerShellOperations", noApp);
+export const createMcpExtension = unavailable("createMcpExtension", noApp);
+export const createPowerShellTool = unavailable("createPowerShellTool", noApp);
+export const createPowerShellToolDefinition = unavailable("createPowerShellToolDefinition", noApp);
+export const createReadOnlyTools = unavailable("createReadOnlyTools", noApp);
+export const createSyntheticSourceInfo = unavailable("createSyntheticSourceInfo", noApp);
+export const createToolSearchExtension = unavailable("createToolSearchExtension", noApp);
+export const detectSupportedImageMimeTypeFromFile = unavailable("detectSupportedImageMimeTypeFromFile", noApp);
+export const discoverAndLoadExtensions = unavailable("discoverAndLoadExtensions", noApp);
+export const estimateTokens = unavailable("estimateTokens", noApp);
+export const findCutPoint = unavailable("findCutPoint", noApp);
+export const findTurnStartIndex = unavailable("findTurnStartIndex", noApp);
+export const formatDimensionNote = unavailable("formatDimensionNote", noApp);
+export const formatSkillsForPrompt = unavailable("formatSkillsForPrompt", noApp);
+export const generateBranchSummary = unavailable("generateBranchSummary", noApp);
+export const generateDiffString = unavailable("generateDiffString", noApp);
+export const generateSummary = unavailable("generateSummary", noApp);
+export const generateSummaryWithUsage = unavailable("generateSummaryWithUsage", noApp);
+export const generateUnifiedPatch = unavailable("generateUnifiedPatch", noApp);
+export const getDocsPath = unavailable("getDocsPath", noApp);
+export const getExamplesPath = unavailable("getExamplesPath", noApp);
+export const getLanguageFromPath = unavailable("getLanguageFromPath", noTerminal);
+export const getLastAssistantUsage = unavailable("getLastAssistantUsage", noApp);
+export const getLatestCompactionEntry = unavailable("getLatestCompactionEntry", noApp);
+export const getPackageDir = unavailable("getPackageDir", noApp);
+export const getPowerShellConfig = unavailable("getPowerShellConfig", noApp);
+export const getReadmePath = unavailable("getReadmePath", noApp);
+export const getShellConfig = unavailable("getShellConfig", noApp);
+export const hasTrustRequiringProjectResources = unavailable("hasTrustRequiringProjectResources", noApp);
+export const highlightCode = unavailable("highlightCode", noTerminal);
+export const initTheme = unavailable("initTheme", noTerminal);
+export const isPowerShellToolResult = unavailable("isPowerShellToolResult", noApp);
+export const loadProjectContextFiles = unavailable("loadProjectContextFiles", noApp);
+export const loadSkills = unavailable("loadSkills", noApp);
+export const loadSkillsFromDir = unavailable("loadSkillsFromDir", noApp);
+export const main = unavailable("main", noApp);
+export const migrateSessionEntries = unavailable("migrateSessionEntries", noApp);
+export const parseArgs = unavailable("parseArgs", noApp);
+export const parseSessionEntries = unavailable("parseSessionEntries", noApp);
+export const parseSkillBlock = unavailable("parseSkillBlock", noApp);
+export const prepareBranchEntries = unavailable("prepareBranchEntries", noApp);
+export const readStoredCredential = unavailable("readStoredCredential", noApp);
+export const renderDiff = unavailable("renderDiff", noTerminal);
+export const resizeImage = unavailable("resizeImage", noTerminal);
+export const resolveCliModel = unavailable("resolveCliModel", noApp);
+export const resolveModelScopeWithDiagnostics = unavailable("resolveModelScopeWithDiagnostics", noApp);
+export const runPrintMode = unavailable("runPrintMode", noApp);
+export const runRpcMode = unavailable("runRpcMode", noApp);
+export const sessionEntryToContextMessages = unavailable("sessionEntryToContextMessages", noApp);
+export const shouldCompact = unavailable("shouldCompact", noApp);
+export const truncateToVisualLines = unavailable("truncateToVisualLines", noTerminal);
+export const wrapRegisteredTool = unavailable("wrapRegisteredTool", noApp);
+export const wrapRegisteredTools = unavailable("wrapRegisteredTools", noApp);

@@ -1,7 +1,11 @@
 // `@earendil-works/pi-tui` (and `@mariozechner/pi-tui`) for pi extensions
 // on a host with no terminal UI: components construct and render nothing,
 // key matching never matches, and the text helpers work on plain strings.
-// An extension that draws a TUI loads, and its tools and hooks work.
+// An extension that draws a TUI loads, and its tools and hooks work. What
+// needs a terminal (the TUI itself, images, the clipboard) fails by name
+// when called.
+
+import { noTerminal, unavailable } from "pi:shape/refusals";
 
 /** A component that renders nothing: every TUI component of pi-tui. */
 export class Component {
@@ -127,3 +131,101 @@ export const isFocusable = () => false;
 export const getCapabilities = () => ({ images: null, trueColor: false, hyperlinks: false });
 export const hyperlink = (text) => text;
 export const styleText = (text) => text;
+export const styleTextWithAnsi = (text) => text;
+
+// Capabilities: a terminal with none.
+export const detectCapabilities = () => getCapabilities();
+export const setCapabilities = () => {};
+export const setCapabilityOverrides = () => {};
+export const resetCapabilitiesCache = () => {};
+
+// Kitty images: there is no terminal to delete them from.
+export const deleteKittyImage = () => "";
+export const deleteAllKittyImages = () => "";
+
+/** pi-tui's key bindings, none of which a headless host ever matches. */
+export class KeybindingsManager {
+  constructor(definitions = {}, userBindings = {}) {
+    this.definitions = definitions;
+    this.userBindings = userBindings;
+  }
+  matches(_data, _keybinding) {
+    return false;
+  }
+  getKeys(keybinding) {
+    const keys = this.userBindings[keybinding] ?? this.definitions[keybinding]?.defaultKeys ?? [];
+    return Array.isArray(keys) ? keys : [keys];
+  }
+  getDefinition(keybinding) {
+    return this.definitions[keybinding];
+  }
+  getConflicts() {
+    return [];
+  }
+  setUserBindings(userBindings) {
+    this.userBindings = userBindings ?? {};
+  }
+  getUserBindings() {
+    return this.userBindings;
+  }
+  getResolvedBindings() {
+    return Object.fromEntries(Object.keys(this.definitions).map((id) => [id, this.getKeys(id)]));
+  }
+}
+
+/** pi-tui's own bindings, by id (none are defined headless). */
+export const TUI_KEYBINDINGS = Object.freeze({});
+let keybindings = new KeybindingsManager(TUI_KEYBINDINGS);
+export const getKeybindings = () => keybindings;
+export function setKeybindings(manager) {
+  keybindings = manager;
+}
+/** No key is a page key: the selection never moves. */
+export const getSelectPageIndex = () => undefined;
+
+// The rest of pi's surface, which fails by name when called.
+export const CombinedAutocompleteProvider = unavailable("CombinedAutocompleteProvider", noTerminal);
+export const Marked = unavailable("Marked", noTerminal);
+export const ProcessTerminal = unavailable("ProcessTerminal", noTerminal);
+export const StdinBuffer = unavailable("StdinBuffer", noTerminal);
+export const TUI = unavailable("TUI", noTerminal);
+export const Token = unavailable("Token", noTerminal);
+export const Tokens = unavailable("Tokens", noTerminal);
+export const TuiAltScreen = unavailable("TuiAltScreen", noTerminal);
+export const TuiMainScreen = unavailable("TuiMainScreen", noTerminal);
+export const allocateImageId = unavailable("allocateImageId", noTerminal);
+export const backgroundAnsi = unavailable("backgroundAnsi", noTerminal);
+export const calculateImageRows = unavailable("calculateImageRows", noTerminal);
+export const colorToHex = unavailable("colorToHex", noTerminal);
+export const colorToOkhsl = unavailable("colorToOkhsl", noTerminal);
+export const colorToOklch = unavailable("colorToOklch", noTerminal);
+export const colorToRgb = unavailable("colorToRgb", noTerminal);
+export const compositeTuiLine = unavailable("compositeTuiLine", noTerminal);
+export const encodeITerm2 = unavailable("encodeITerm2", noTerminal);
+export const encodeKitty = unavailable("encodeKitty", noTerminal);
+export const foregroundAnsi = unavailable("foregroundAnsi", noTerminal);
+export const formatProgramStatus = unavailable("formatProgramStatus", noTerminal);
+export const getCellDimensions = unavailable("getCellDimensions", noTerminal);
+export const getGifDimensions = unavailable("getGifDimensions", noTerminal);
+export const getImageDimensions = unavailable("getImageDimensions", noTerminal);
+export const getJpegDimensions = unavailable("getJpegDimensions", noTerminal);
+export const getNativeClipboard = unavailable("getNativeClipboard", noTerminal);
+export const getOsc8LinkAtColumn = unavailable("getOsc8LinkAtColumn", noTerminal);
+export const getPngDimensions = unavailable("getPngDimensions", noTerminal);
+export const getTerminalColorMode = unavailable("getTerminalColorMode", noTerminal);
+export const getWebpDimensions = unavailable("getWebpDimensions", noTerminal);
+export const imageFallback = unavailable("imageFallback", noTerminal);
+export const indexedColor = unavailable("indexedColor", noTerminal);
+export const isAppleTerminalSession = unavailable("isAppleTerminalSession", noTerminal);
+export const isViewportTUI = unavailable("isViewportTUI", noTerminal);
+export const mixColors = unavailable("mixColors", noTerminal);
+export const okhslColor = unavailable("okhslColor", noTerminal);
+export const oklabToOkhslLightness = unavailable("oklabToOkhslLightness", noTerminal);
+export const oklchColor = unavailable("oklchColor", noTerminal);
+export const parseColor = unavailable("parseColor", noTerminal);
+export const parseTerminalColorSchemeReport = unavailable("parseTerminalColorSchemeReport", noTerminal);
+export const renderImage = unavailable("renderImage", noTerminal);
+export const renderLatex = unavailable("renderLatex", noTerminal);
+export const rgbColor = unavailable("rgbColor", noTerminal);
+export const setCellDimensions = unavailable("setCellDimensions", noTerminal);
+export const setImageTranscoder = unavailable("setImageTranscoder", noTerminal);

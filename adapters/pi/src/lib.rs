@@ -22,9 +22,10 @@ mod by_design;
 use std::path::PathBuf;
 use std::sync::Arc;
 use yohost::adapter::Adapter;
+use yohost::discovery::pi_extensions;
 use yohost::discovery::Candidate;
 use yohost::engines::js::modules::Builtin;
-use yohost::engines::js::{load_with, Flavor, RelativeTo, ServiceApi};
+use yohost::engines::js::{load_entries_with, Flavor, RelativeTo, ServiceApi};
 use yohost::engines::node;
 use yohost::grants::Grants;
 use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
@@ -52,6 +53,10 @@ pub const BUILTINS: &[Builtin] = &[
     module!("@mariozechner/pi-coding-agent", "coding-agent.js"),
     module!("@earendil-works/pi-ai", "pi-ai.js"),
     module!("@mariozechner/pi-ai", "pi-ai.js"),
+    module!("@earendil-works/pi-ai/compat", "pi-ai.js"),
+    module!("@mariozechner/pi-ai/compat", "pi-ai.js"),
+    module!("@earendil-works/pi-agent-core", "agent-core.js"),
+    module!("@mariozechner/pi-agent-core", "agent-core.js"),
     module!("@earendil-works/pi-tui", "pi-tui.js"),
     module!("@mariozechner/pi-tui", "pi-tui.js"),
     module!("typebox", "typebox.js"),
@@ -153,7 +158,9 @@ impl Adapter for PiOnNode {
     /// Load a pi extension on Node: refused, naming the event or call, when
     /// it would rewrite history or the request, as on the embedded engine.
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        let mut loaded = node::load_with(candidate, &PI, &settings(candidate), grants)?;
+        let entries = extensions(candidate);
+        let mut loaded =
+            node::load_entries_with(candidate, &entries, &PI, &settings(candidate), grants)?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
     }
@@ -174,10 +181,28 @@ impl Adapter for PiAdapter {
     /// stopped the load first, or when it needs Node: a refusal by design
     /// is not routed to Node).
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        let mut loaded = load_with(candidate, &PI, &settings(candidate), grants)
+        let entries = extensions(candidate);
+        let mut loaded = load_entries_with(candidate, &entries, &PI, &settings(candidate), grants)
             .map_err(|error| by_design_first(candidate, error))?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
+    }
+}
+
+/// The extensions to load: every one of a pi package, as pi reads its
+/// `package.json` and its `extensions/` folder, when the candidate's entry
+/// is one of them (a manifest may name another); else the entry alone.
+fn extensions(candidate: &Candidate) -> Vec<PathBuf> {
+    let package = std::fs::read_to_string(candidate.root.join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    let all = match candidate.root.is_dir() {
+        true => pi_extensions(&candidate.root, package.as_ref()),
+        false => Vec::new(),
+    };
+    match all.contains(&candidate.entry) {
+        true => all,
+        false => vec![candidate.entry.clone()],
     }
 }
 
@@ -193,7 +218,12 @@ fn by_design_first(candidate: &Candidate, error: LoadError) -> LoadError {
         }
         _ => return error,
     };
-    let by_design = by_design::found_in_source(candidate);
+    // What the failure already names (the shape refused it) is not named
+    // twice.
+    let by_design: Vec<String> = by_design::found_in_source(candidate)
+        .into_iter()
+        .filter(|why| !detail.is_some_and(|d| d.contains(named(why))))
+        .collect();
     if by_design.is_empty() {
         return error;
     }
@@ -206,6 +236,17 @@ fn by_design_first(candidate: &Candidate, error: LoadError) -> LoadError {
         path: path.clone(),
         message,
     }
+}
+
+/// What a refusal by design names, up to the event or method's name
+/// ("listens for \`context", "calls \`pi.registerProvider"), which the
+/// shape and the source search phrase alike.
+fn named(why: &str) -> &str {
+    let second = why
+        .match_indices('`')
+        .nth(1)
+        .map_or(why.len(), |(at, _)| at);
+    &why[..second]
 }
 
 /// The extension's per-user folder (pi's `getAgentDir()`): yohost's, not

@@ -33,7 +33,7 @@
 //!   model's follow-up request;
 //! - `prepareArguments` runs before the schema check; a `spawnHook`'s `env`
 //!   reaches the process, and the hook is shown only granted variables;
-//! - a call the host cannot honour (`pi.sendMessage`) fails its hook closed;
+//! - a call the host cannot honour (`pi.sendUserMessage`) fails its hook closed;
 //! - the former `@mariozechner/*` names and `typebox` work, and tool
 //!   parameters become plain JSON Schema;
 //! - `context` handlers and `registerProvider` refuse the extension, naming
@@ -50,9 +50,8 @@ use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;
-use tokio_util::sync::CancellationToken;
-use yohost::contract::{HookCall, HookReply, RunInfo};
-use yohost::{CallLimits, PluginHost};
+use yohost::contract::{HookCall, HookReply};
+use yohost::PluginHost;
 
 /// What `yohost check --json` prints for `dir` (the command prints this
 /// report; it lives in the `yohost-cli` package).
@@ -315,23 +314,6 @@ async fn hello_tool_is_offered_with_its_schema_and_callable() {
     );
 }
 
-/// What the host's only plugin answers to `call`, in a fresh run.
-async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> HookReply {
-    let plugin = &host.plugins()[0];
-    let run = RunInfo {
-        run_id: "direct".into(),
-        ..RunInfo::default()
-    };
-    let opened = plugin.plugin.open_run(&run).await.unwrap();
-    let limits = CallLimits {
-        deadline: Instant::now() + Duration::from_secs(5),
-        cancel: CancellationToken::new(),
-    };
-    let call = call(run);
-    let reply = opened.call(call.clone(), limits).await.unwrap();
-    call.parse_reply(reply).unwrap()
-}
-
 #[tokio::test]
 async fn a_system_prompt_addition_reaches_the_model_as_a_note() {
     let dir = plugin_dir();
@@ -469,6 +451,59 @@ async fn input_handled_or_transformed_rejects_the_prompt() {
 }
 
 #[tokio::test]
+async fn an_input_handler_that_sends_a_message_lets_the_prompt_run() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "diagram.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.on("input", async (event) => {
+    if (event.text.includes("```mermaid")) {
+      pi.sendMessage({ customType: "diagram", content: [{ type: "text", text: "a diagram of A and B" }], display: true });
+    }
+    if (event.text.includes("again")) pi.sendMessage({ customType: "note", content: "again" }, { triggerTurn: true });
+    return { action: "continue" };
+  });
+}"#,
+    );
+    let (logs, _guard) = capture_logs();
+    let host = open(dir.path()).unwrap();
+    for prompt in ["draw ```mermaid\ngraph TD; A-->B\n```", "say it again"] {
+        let (agent, requests) = scripted(vec![text("ok")]);
+        let mut agent = agent.with_extension(host.extension());
+        let events = run(&mut agent, prompt).await;
+        assert_eq!(input_rejection(&events), None, "{prompt}");
+        assert_eq!(
+            requests.lock().unwrap().len(),
+            1,
+            "{prompt}: the run goes on"
+        );
+    }
+    let messages: Vec<String> = lines_with(&logs, "plugin", "diagram")
+        .iter()
+        .map(|l| {
+            l["fields"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m == "[diagram] a diagram of A and B"),
+        "the display-only message is a log line: {messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m
+            .contains("pi.sendMessage with `triggerTurn` is not supported by yohost")
+            && m.contains("the input goes on")),
+        "a message meant for the model fails by name, and is reported: {messages:?}"
+    );
+}
+
+#[tokio::test]
 async fn session_events_run_at_load_and_unload_and_fs_stays_in_its_grants() {
     let dir = plugin_dir();
     // Outside the plugin's folder: a change there would reload the plugin.
@@ -569,7 +604,7 @@ async fn a_call_the_host_cannot_honour_fails_its_hook_closed() {
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 export default function (pi: ExtensionAPI) {
   pi.on("tool_call", () => {
-    pi.sendMessage({ customType: "x", content: "hi", display: true });
+    pi.sendUserMessage("hi");
   });
 }"#,
     );
@@ -588,7 +623,7 @@ export default function (pi: ExtensionAPI) {
             .any(|l| l["fields"]["message"]
                 .as_str()
                 .unwrap()
-                .contains("pi.sendMessage is not available")),
+                .contains("pi.sendUserMessage is not supported by yohost")),
         "the detail is logged: {:?}",
         logs.lines()
     );
@@ -605,6 +640,8 @@ export default function (pi: ExtensionAPI) {
   pi.on("tool_execution_start", (e, ctx) => ctx.ui.notify(`start ${e.toolName} ${e.args.content}`, "info"));
   pi.on("tool_execution_end", (e, ctx) => ctx.ui.notify(`end ${e.toolName} error=${e.isError}`, "info"));
   pi.on("turn_end", (e, ctx) => ctx.ui.notify(`turn ${e.turnIndex}`, "warning"));
+  pi.on("agent_start", (_e, ctx) => ctx.ui.notify("run starts", "info"));
+  pi.on("agent_end", (e, ctx) => ctx.ui.notify(`run ends with ${e.messages.length > 0 ? "its" : "no"} messages`, "info"));
 }"#,
     );
     let work = plugin_dir();
@@ -636,6 +673,8 @@ export default function (pi: ExtensionAPI) {
         ("end write error=false", "info"),
         ("turn 0", "warn"),
         ("turn 1", "warn"),
+        ("run starts", "info"),
+        ("run ends with its messages", "info"),
     ];
     for (message, level) in expected {
         assert!(
@@ -739,6 +778,13 @@ export default function (pi) { pi.registerMessageRenderer("x", () => new Text(""
             && reason.contains("calls `pi.registerProvider(\"proxy\")`"),
         "{reason}"
     );
+    // Named once: the shape's refusal is not repeated from the source.
+    assert_eq!(
+        reason.matches("listens for `context`").count(),
+        1,
+        "{reason}"
+    );
+    assert!(!reason.contains("; and "), "{reason}");
     let appish = find("appish");
     assert_eq!(appish["status"], "loaded", "{appish}");
     assert_eq!(appish["hooks"], json!(["before_tool"]));
@@ -1014,7 +1060,7 @@ export default function (pi: ExtensionAPI) {
     let mcp = checked(&doc, "mcp");
     let reason = mcp["reason"].as_str().unwrap();
     assert!(
-        reason.contains("pi.registerMcpServer is not available in yohost")
+        reason.contains("pi.registerMcpServer is not supported by yohost")
             && !reason.contains("TypeError"),
         "{reason}"
     );

@@ -22,12 +22,15 @@
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
+mod package;
+
+use package::open_with_node;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use support::*;
-use yohost::{PluginHost, Status};
+use yohost::Status;
 
 /// The packages, pinned.
 const PACKAGES: [&str; 4] = [
@@ -84,15 +87,6 @@ fn packages() -> &'static Path {
     })
 }
 
-/// A host over `dir` with both pi entries registered.
-fn open(dir: &Path) -> PluginHost {
-    PluginHost::builder(dir)
-        .adapter(yohost_adapter_pi::adapter())
-        .adapter(yohost_adapter_pi::node_adapter())
-        .open()
-        .unwrap()
-}
-
 #[tokio::test]
 async fn refused_by_design_packages_name_their_events_and_are_not_routed() {
     needs_node!();
@@ -104,7 +98,7 @@ async fn refused_by_design_packages_name_their_events_and_are_not_routed() {
     for (name, _) in refused {
         std::os::unix::fs::symlink(packages().join(name), dir.path().join(name)).unwrap();
     }
-    let host = open(dir.path());
+    let host = open_with_node(dir.path());
     let report = host.report().await;
     for (name, event) in refused {
         let entry = reported(&report, name);
@@ -131,7 +125,7 @@ async fn pi_web_access_loads_on_node_and_a_failed_fetch_is_an_error_result() {
         dir.path().join("pi-web-access"),
     )
     .unwrap();
-    let host = open(dir.path());
+    let host = open_with_node(dir.path());
     let report = host.report().await;
     let entry = reported(&report, "pi-web-access");
     assert_eq!(entry.status, Status::Loaded, "{report:?}");
@@ -250,7 +244,7 @@ async fn pi_mcp_adapter_loads_on_node_and_calls_a_local_mcp_server() {
     needs_node!();
     let dir = plugin_dir();
     install_mcp_adapter(dir.path(), &mcp_manifest(true, ""));
-    let host = open(dir.path());
+    let host = open_with_node(dir.path());
     let report = host.report().await;
     let entry = reported(&report, "pi-mcp-adapter");
     assert_eq!(entry.status, Status::Loaded, "{report:?}");
@@ -283,7 +277,7 @@ async fn an_mcp_server_that_is_missing_or_crashes_is_an_error_result() {
     needs_node!();
     let dir = plugin_dir();
     install_mcp_adapter(dir.path(), &mcp_manifest(true, ""));
-    let host = open(dir.path());
+    let host = open_with_node(dir.path());
     let (agent, _) = scripted(vec![
         mcp_echo("missing", "a"),
         mcp_echo("crash", "b"),
@@ -316,7 +310,7 @@ async fn an_mcp_server_that_never_answers_fails_closed_at_the_deadline() {
         dir.path(),
         &mcp_manifest(true, "[timeouts]\ncall_tool = 4000\n"),
     );
-    let host = open(dir.path());
+    let host = open_with_node(dir.path());
     let (agent, _) = scripted(vec![mcp_echo("silent", "a"), text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let started = Instant::now();
@@ -347,7 +341,7 @@ async fn without_exec_no_mcp_server_is_started_and_the_result_says_why() {
     needs_node!();
     let dir = plugin_dir();
     install_mcp_adapter(dir.path(), &mcp_manifest(false, ""));
-    let host = open(dir.path());
+    let host = open_with_node(dir.path());
     let report = host.report().await;
     assert_eq!(
         reported(&report, "pi-mcp-adapter").status,

@@ -30,6 +30,7 @@
 
 use crate::load::error::LoadError;
 use crate::load::manifest::{check_name, EngineChoice, Manifest, NameError, MANIFEST_FILE};
+pub use crate::load::pi_package::{depends_on_pi, pi_extensions};
 use crate::load::source::{kind_of, read_text, ReadError};
 use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::Ecosystem;
@@ -492,6 +493,14 @@ fn candidate(
 
 /// The entry of a folder without `entry` in its manifest, if it has one.
 fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, LoadError> {
+    let package = package_json(dir)?;
+    // A pi package: its first extension (the pi adapter loads them all).
+    // Its `pi` field decides before an `index.ts`, as in pi.
+    let pi_first = package.as_ref().is_some_and(|p| p.get("pi").is_some());
+    let pi_entry = || pi_extensions(dir, package.as_ref()).into_iter().next();
+    if let Some(entry) = pi_first.then(pi_entry).flatten() {
+        return Ok(Some(entry));
+    }
     for name in [
         "index.ts",
         "index.mts",
@@ -504,11 +513,10 @@ fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, Load
             return Ok(Some(path));
         }
     }
-    let package = package_json(dir)?;
-    if let Some(entry) = package
-        .as_ref()
-        .and_then(|p| pi_package_entry(dir, p).or_else(|| package_main(dir, p)))
-    {
+    if let Some(entry) = pi_entry() {
+        return Ok(Some(entry));
+    }
+    if let Some(entry) = package.as_ref().and_then(|p| package_main(dir, p)) {
         return Ok(Some(entry));
     }
     if !has_manifest {
@@ -524,27 +532,6 @@ fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, Load
         .filter(|p| p.is_file() && engine_for(p).is_some() && !passed_over(p))
         .collect();
     Ok((files.len() == 1).then(|| files.remove(0)))
-}
-
-/// The first extension a pi package's `package.json` names, if it has a
-/// `pi` field.
-fn pi_package_entry(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
-    let pi = package.get("pi")?;
-    let first = pi
-        .get("extensions")
-        .and_then(|e| e.as_array())
-        .and_then(|list| list.first())
-        .and_then(|e| e.as_str())
-        .unwrap_or("index.ts");
-    let path = dir.join(first);
-    if path.is_dir() {
-        ["index.ts", "index.js"]
-            .iter()
-            .map(|n| path.join(n))
-            .find(|p| p.is_file())
-    } else {
-        path.is_file().then_some(path)
-    }
 }
 
 /// The folder's `package.json`, parsed, if it has one. A `package.json`
@@ -642,10 +629,13 @@ pub fn detect_ecosystem(
         return Ok(Ecosystem::Yohost);
     }
     if root.is_dir() {
-        if let Some(package) = package_json(root)? {
-            if pi_package_entry(root, &package).is_some() {
-                return Ok(Ecosystem::Pi);
-            }
+        let package = package_json(root)?;
+        if !pi_extensions(root, package.as_ref()).is_empty()
+            || package
+                .as_ref()
+                .is_some_and(|p| p.get("pi").is_some() || depends_on_pi(p))
+        {
+            return Ok(Ecosystem::Pi);
         }
     }
     let source = read_text(entry, MAX_SOURCE_BYTES).map_err(|problem| LoadError::Unreadable {
@@ -657,8 +647,10 @@ pub fn detect_ecosystem(
 
 /// The ecosystem a JS/TS source is written for, from its imports.
 pub fn detect_ecosystem_in(source: &str) -> Ecosystem {
-    const PI: [&str; 2] = ["@earendil-works/pi-", "@mariozechner/pi-"];
-    if PI.iter().any(|p| source.contains(p)) {
+    if crate::load::pi_package::PI_SCOPES
+        .iter()
+        .any(|p| source.contains(p))
+    {
         Ecosystem::Pi
     } else if source.contains("@deepseek-ai/dsh") {
         Ecosystem::Dsh

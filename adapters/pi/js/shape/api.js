@@ -95,6 +95,19 @@ export function createExtension(host) {
     return host.exec(String(command), args.map(String), { cwd: options.cwd, timeout: options.timeout });
   }
 
+  // A custom message: shown, in pi, in the session. Headless, one meant
+  // only to be shown is a log line; one meant for the model (a turn, a
+  // steer, a follow-up, the next turn's context) fails by name.
+  function sendMessage(message, options) {
+    if (options?.triggerTurn || options?.deliverAs !== undefined) {
+      const how = options.triggerTurn ? "`triggerTurn`" : `\`deliverAs: "${options.deliverAs}"\``;
+      unavailable(`pi.sendMessage with ${how}`, noHistory)();
+    }
+    const content = message?.content;
+    const text = typeof content === "string" ? content : (Array.isArray(content) ? content : []).filter((b) => b?.type === "text").map((b) => b.text).join("\n");
+    console.info(`[${message?.customType ?? "message"}] ${text}`);
+  }
+
   const pi = Object.freeze({
     on,
     registerTool,
@@ -122,7 +135,7 @@ export function createExtension(host) {
     unregisterProvider: unavailable("pi.unregisterProvider", "the host's provider is not the plugin's to change"),
     exec,
     events,
-    sendMessage: unavailable("pi.sendMessage", noHistory),
+    sendMessage,
     sendUserMessage: unavailable("pi.sendUserMessage", noHistory),
     appendEntry: unavailable("pi.appendEntry", noSession),
     setSessionName: unavailable("pi.setSessionName", noSession),

@@ -2,8 +2,9 @@
 // dialogs, notifications go to the plugin's log, widgets do nothing (set
 // while the extension loads, they are reported).
 
+import { uuidv7 } from "@earendil-works/pi-ai";
 import { SYSTEM_PROMPT } from "pi:shape/hooks";
-import { noHistory, unavailable } from "pi:shape/refusals";
+import { noHistory, noProviders, unavailable } from "pi:shape/refusals";
 
 const identity = (_style, text) => (text === undefined ? _style : text);
 const plain = (t) => t;
@@ -49,14 +50,57 @@ function makeUi(log, state, warnApp) {
   });
 }
 
-const sessionManager = Object.freeze({
-  getEntries: () => [],
-  getBranch: () => [],
-  getLeafId: () => null,
-  getSessionFile: () => undefined,
-  getLabel: () => undefined,
+// pi's session as print mode without a session file has it (`--no-session`,
+// pi's in-memory session): an id and a header, no session folder, and no
+// entries, since the host never shows its history.
+function makeSessionManager(cwd) {
+  const id = uuidv7();
+  const header = Object.freeze({ type: "session", version: 3, id, timestamp: new Date().toISOString(), cwd });
+  return Object.freeze({
+    getCwd: () => cwd,
+    getSessionDir: () => "",
+    getSessionId: () => id,
+    getSessionFile: () => undefined,
+    getSessionName: () => undefined,
+    getHeader: () => header,
+    getEntries: () => [],
+    getBranch: () => [],
+    getTree: () => [],
+    getLeafId: () => null,
+    getLeafEntry: () => undefined,
+    getEntry: () => undefined,
+    getLabel: () => undefined,
+    buildContextEntries: () => [],
+    buildSessionProjection: () => ({ entries: [], messages: [], thinkingLevel: "off", model: null }),
+  });
+}
+
+// pi's model registry: the host's agent talks to the model, so no model is
+// registered here, and what would reach a provider fails by name.
+const registryUnsupported = [
+  "applyProviderConfig", "authStorage", "classify", "complete", "findOfType", "generateImages", "getApiKeyAndHeaders",
+  "getApiKeyForProvider", "getAvailableOfType", "getModelOfType", "getModelRequestKey", "getModelsOfType", "getProvider",
+  "getProviderAuth", "getProviderAuthStatus", "getRegisteredNativeProvider", "getRegisteredProviderConfig", "loadBuiltInModels",
+  "loadCustomModels", "loadModels", "mergeCustomModels", "modelRequestHeaders", "parseModels", "refresh", "registerProvider",
+  "registerVirtualModel", "runtime", "storeModelHeaders", "storeProviderRequestConfig", "stream", "streamSimple",
+  "unregisterProvider", "unregisterVirtualModel", "upsertRegisteredProvider", "validateConfig", "validateProviderConfig",
+];
+const modelRegistry = Object.freeze({
+  find: () => undefined,
+  getAll: () => [],
+  getAvailable: () => [],
+  getError: () => undefined,
+  loadError: undefined,
+  models: Object.freeze([]),
+  modelsJsonPath: undefined,
+  providerRequestConfigs: Object.freeze({}),
+  registeredProviders: Object.freeze({}),
+  getRegisteredProviderIds: () => [],
+  getProviderDisplayName: (provider) => String(provider),
+  hasConfiguredAuth: () => false,
+  isUsingOAuth: () => false,
+  ...Object.fromEntries(registryUnsupported.map((name) => [name, unavailable(`ctx.modelRegistry.${name}`, noProviders)])),
 });
-const modelRegistry = Object.freeze({ find: () => undefined, getAll: () => [], getAvailable: () => [] });
 
 /**
  * `makeCtx(call)`: pi's `ctx` over the engine's per-call `ctx` (`null` while
@@ -64,6 +108,7 @@ const modelRegistry = Object.freeze({ find: () => undefined, getAll: () => [], g
  * aborts when the host gives up on the call.
  */
 export function contexts(host, state, warnApp) {
+  const sessionManager = makeSessionManager(host.cwd ?? "/");
   return function makeCtx(call) {
     const log = call?.log ?? console;
     return Object.freeze({

@@ -29,7 +29,6 @@ export const SILENT = [
 // yoagent's AgentEvent types, with the pi event each one is shown as.
 export const OBSERVED = {
   agentStart: "agent_start",
-  agentEnd: "agent_end",
   turnStart: "turn_start",
   turnEnd: "turn_end",
   messageStart: "message_start",
@@ -39,5 +38,7 @@ export const OBSERVED = {
   toolExecutionEnd: "tool_execution_end",
 };
 
-// Events that become hooks (besides the observed ones).
-export const HOOKED = ["tool_call", "tool_result", "input", "before_agent_start", "session_start", "session_shutdown"];
+// Events that become hooks (besides the observed ones). yoagent shows its
+// `agentEnd` to no plugin (the run is over by then): `agent_end` runs at
+// the run's `finish`, with the messages the run ended (`messageEnd`).
+export const HOOKED = ["tool_call", "tool_result", "input", "before_agent_start", "session_start", "session_shutdown", "agent_end"];

@@ -1,6 +1,7 @@
 // What a loaded pi extension registered, as yohost hooks.
 
 import { OBSERVED } from "pi:shape/events";
+import { UNSUPPORTED } from "pi:shape/refusals";
 import { hostArgs, piInput, piName } from "pi:shape/tools";
 
 // What `event.systemPrompt` holds in `before_agent_start`: the host never
@@ -107,7 +108,16 @@ function inputHook(state, makeCtx) {
     const event = { type: "input", text: args.text, images: undefined, source: "interactive" };
     const ctx = makeCtx(call);
     for (const handler of state.handlers.get("input")) {
-      const result = await handler(event, ctx);
+      let result;
+      try {
+        result = await handler(event, ctx);
+      } catch (error) {
+        // A handler that failed only on what a headless host cannot serve
+        // does not reject the input: it is reported, and the input goes on.
+        if (!error?.[UNSUPPORTED]) throw error;
+        (call?.log ?? console).warn(`a pi extension's \`input\` handler failed: ${error.message}; the input goes on`);
+        continue;
+      }
       if (result?.action === "handled") {
         return { reject: "a pi extension handled this input itself (`handled`), so no run starts" };
       }
@@ -151,7 +161,6 @@ async function agentStartNote(state, args, ctx) {
 // yoagent's events as pi's, given the run's state.
 const toPi = {
   agentStart: () => ({}),
-  agentEnd: (e) => ({ messages: e.messages }),
   turnStart: (_e, run) => ({ turnIndex: run.turnIndex, timestamp: Date.now() }),
   turnEnd: (e, run) => ({ turnIndex: run.turnIndex++, message: e.message, toolResults: e.toolResults }),
   messageStart: (e) => ({ message: e.message }),
@@ -167,7 +176,7 @@ export function buildHooks(state, makeCtx) {
   const has = (name) => (state.handlers.get(name) ?? []).length > 0;
   const runs = new Map(); // run_id -> {turnIndex, note}
   const runState = (run) => {
-    if (!runs.has(run.run_id)) runs.set(run.run_id, { turnIndex: 0, note: undefined });
+    if (!runs.has(run.run_id)) runs.set(run.run_id, { turnIndex: 0, note: undefined, messages: [] });
     return runs.get(run.run_id);
   };
 
@@ -182,18 +191,21 @@ export function buildHooks(state, makeCtx) {
       return run.note === null ? null : { note: run.note };
     };
   }
-  if (Object.values(OBSERVED).some(has)) {
+  if (Object.values(OBSERVED).some(has) || has("agent_end")) {
     hooks.on_event = async (args, call) => {
-      const name = OBSERVED[args.event?.type];
-      if (name === undefined) return null;
       const run = runState(args.run);
+      if (args.event?.type === "messageEnd" && has("agent_end")) run.messages.push(args.event.message);
+      const name = OBSERVED[args.event?.type];
+      if (name === undefined || !has(name)) return null;
       await emit(state, name, { type: name, ...toPi[args.event.type](args.event, run) }, makeCtx(call));
       return null;
     };
   }
   if (hooks.before_model || hooks.on_event) {
-    hooks.finish = (args) => {
+    hooks.finish = async (args, call) => {
+      const run = runs.get(args.run.run_id);
       runs.delete(args.run.run_id);
+      if (has("agent_end")) await emit(state, "agent_end", { type: "agent_end", messages: run?.messages ?? [] }, makeCtx(call));
       return null;
     };
   }

@@ -13,9 +13,12 @@ import { buildHooks, emit } from "pi:shape/hooks";
 import { refusal } from "pi:shape/refusals";
 
 export default async function piShape(namespace) {
-  const factory = namespace.default;
+  // A pi package's extensions (all of them, as pi loads them) arrive as
+  // one module holding their namespaces; each factory runs, in order.
+  const namespaces = namespace.default?.[Symbol.for("yohost.entries")] ?? [namespace];
+  const factories = namespaces.map((ns) => ns.default);
   const host = globalThis[Symbol.for("yohost.host")] ?? {};
-  if (typeof factory !== "function") {
+  if (factories.some((factory) => typeof factory !== "function")) {
     throw refusal("a pi extension's default export must be a function `(pi) => void`");
   }
   const { pi, state, warnApp } = createExtension(host);
@@ -23,7 +26,7 @@ export default async function piShape(namespace) {
   const refuse = () => {
     if (state.refusals.length > 0) throw refusal(`the pi extension ${state.refusals.join("; ")}`);
   };
-  await factory(pi);
+  for (const factory of factories) await factory(pi);
   refuse();
   await emit(state, "session_start", { type: "session_start", reason: "startup" }, makeCtx(null));
   refuse();

@@ -5,13 +5,43 @@
 use super::support::plugin_dir;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use yohost::PluginHost;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use yohost::contract::{HookCall, HookReply, RunInfo};
+use yohost::{CallLimits, PluginHost};
 
 /// A host over `dir` with the pi adapter registered.
 pub fn open(dir: &Path) -> Result<PluginHost, yohost::HostError> {
     PluginHost::builder(dir)
         .adapter(yohost_adapter_pi::adapter())
         .open()
+}
+
+/// A host over `dir` with both pi entries registered: the embedded engine
+/// and Node.
+pub fn open_with_node(dir: &Path) -> PluginHost {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_pi::node_adapter())
+        .open()
+        .unwrap()
+}
+
+/// What the host's only plugin answers to `call`, in a fresh run.
+pub async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> HookReply {
+    let plugin = &host.plugins()[0];
+    let run = RunInfo {
+        run_id: "direct".into(),
+        ..RunInfo::default()
+    };
+    let opened = plugin.plugin.open_run(&run).await.unwrap();
+    let limits = CallLimits {
+        deadline: Instant::now() + Duration::from_secs(5),
+        cancel: CancellationToken::new(),
+    };
+    let call = call(run);
+    let reply = opened.call(call.clone(), limits).await.unwrap();
+    call.parse_reply(reply).unwrap()
 }
 
 /// The pi package the tests load extensions from.

@@ -171,6 +171,25 @@ pub fn load_with(
     settings: &serde_json::Value,
     grants: Grants,
 ) -> Result<Loaded, LoadError> {
+    load_entries_with(
+        candidate,
+        std::slice::from_ref(&candidate.entry),
+        flavor,
+        settings,
+        grants,
+    )
+}
+
+/// [`load_with`] from several entries of the plugin's folder (a pi
+/// package's extensions): the shape receives a module whose default export
+/// holds their namespaces, in order, under `Symbol.for("yohost.entries")`.
+pub fn load_entries_with(
+    candidate: &Candidate,
+    entries: &[PathBuf],
+    flavor: &Flavor,
+    settings: &serde_json::Value,
+    grants: Grants,
+) -> Result<Loaded, LoadError> {
     let path = candidate.entry.clone();
     let refused = |e: GatherError| match e {
         GatherError::Invalid(message) => LoadError::Invalid {
@@ -189,7 +208,7 @@ pub fn load_with(
     let mut modules = gather(
         candidate.base_dir(),
         &candidate.own_paths(),
-        &candidate.entry,
+        entries,
         flavor.builtins,
     )
     .map_err(refused)?;

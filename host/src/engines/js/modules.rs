@@ -131,13 +131,20 @@ pub(crate) enum GatherError {
     NeedsNode(NodeNeeds),
 }
 
-/// Walk the import graph from `entry`, within `base_dir`: every file it
-/// imports or requires must resolve inside one of `own` (the plugin's own
-/// paths, resolved: [`Candidate::own_paths`](crate::load::discovery::Candidate::own_paths)).
+/// The name of the module that stands for several entries.
+const ENTRIES: &str = "<entries>";
+
+/// Walk the import graph from `entries` (at least one), within `base_dir`:
+/// every file they import or require must resolve inside one of `own` (the
+/// plugin's own paths, resolved:
+/// [`Candidate::own_paths`](crate::load::discovery::Candidate::own_paths)).
+/// With several entries (a pi package has them), the set's entry is a
+/// module whose default export holds their namespaces, in order, under
+/// `Symbol.for("yohost.entries")`, for the flavor's shape.
 pub(crate) fn gather(
     base_dir: &Path,
     own: &[PathBuf],
-    entry: &Path,
+    entries: &[PathBuf],
     builtins: &[Builtin],
 ) -> Result<ModuleSet, GatherError> {
     let base_dir = base_dir
@@ -145,18 +152,42 @@ pub(crate) fn gather(
         .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", base_dir.display())))?;
     let folder = Confined::open(&base_dir)
         .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", base_dir.display())))?;
-    let entry = entry
-        .canonicalize()
-        .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", entry.display())))?;
+    let entries = entries
+        .iter()
+        .map(|entry| {
+            entry
+                .canonicalize()
+                .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", entry.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<String> = entries.iter().map(|e| module_name(&base_dir, e)).collect();
     let mut set = ModuleSet {
-        entry: module_name(&base_dir, &entry),
+        entry: names.first().cloned().unwrap_or_default(),
         base_dir: base_dir.clone(),
         ..ModuleSet::default()
     };
+    if names.len() > 1 {
+        set.entry = ENTRIES.to_string();
+        let mut source = String::new();
+        for (at, name) in names.iter().enumerate() {
+            source.push_str(&format!(
+                "import * as e{at} from {};\n",
+                serde_json::json!(name)
+            ));
+            set.links
+                .insert((ENTRIES.to_string(), name.clone()), name.clone());
+        }
+        let list: Vec<String> = (0..names.len()).map(|at| format!("e{at}")).collect();
+        source.push_str(&format!(
+            "export default Object.freeze({{ [Symbol.for(\"yohost.entries\")]: Object.freeze([{}]) }});\n",
+            list.join(", ")
+        ));
+        set.sources.insert(ENTRIES.to_string(), Cow::Owned(source));
+    }
     let packages = Packages::new(&base_dir);
     let mut native = NativeAddons::default();
     let mut needs = NodeNeeds::default();
-    let mut queue = vec![entry];
+    let mut queue = entries;
     while let Some(file) = queue.pop() {
         let name = module_name(&base_dir, &file);
         if set.sources.contains_key(&name) {
@@ -682,7 +713,7 @@ mod tests {
         let set = gather(
             dir.path(),
             &own(dir.path()),
-            &dir.path().join("index.ts"),
+            &[dir.path().join("index.ts")],
             &[SDK],
         )
         .unwrap();
@@ -709,7 +740,7 @@ mod tests {
         )
         .unwrap();
         let Err(GatherError::NeedsNode(needs)) =
-            gather(&plugin, &own(&plugin), &plugin.join("a.ts"), &[SDK])
+            gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], &[SDK])
         else {
             panic!("node:fs is a need for Node");
         };
@@ -723,7 +754,7 @@ mod tests {
             .collect();
         assert_eq!(modules, ["node:fs", "node:net"]);
         let Err(GatherError::Refused(why)) =
-            gather(&plugin, &own(&plugin), &plugin.join("b.ts"), &[SDK])
+            gather(&plugin, &own(&plugin), &[plugin.join("b.ts")], &[SDK])
         else {
             panic!("an escape must be refused, whatever else the file needs");
         };
@@ -781,7 +812,7 @@ mod tests {
             )
             .unwrap();
             let Err(GatherError::Refused(why)) =
-                gather(&plugin, &own(&plugin), &plugin.join(importer), &[SDK])
+                gather(&plugin, &own(&plugin), &[plugin.join(importer)], &[SDK])
             else {
                 panic!("{specifier} must be refused");
             };
@@ -796,7 +827,7 @@ mod tests {
             "import { s } from \"./inside.ts\"; export default s;",
         )
         .unwrap();
-        let set = gather(&plugin, &own(&plugin), &plugin.join("c.ts"), &[SDK]).unwrap();
+        let set = gather(&plugin, &own(&plugin), &[plugin.join("c.ts")], &[SDK]).unwrap();
         assert_eq!(set.resolve("c.ts", "./inside.ts"), Some("lib/inner.ts"));
     }
 
@@ -811,7 +842,7 @@ mod tests {
         let Err(GatherError::Refused(why)) = gather(
             dir.path(),
             &own(dir.path()),
-            &dir.path().join("a.ts"),
+            &[dir.path().join("a.ts")],
             &[SDK],
         ) else {
             panic!("missing names must be refused");

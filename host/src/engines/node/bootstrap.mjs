@@ -328,9 +328,16 @@ async function load(init) {
         throw new TypeError(`fetch failed: in a check, no request is made (${method} ${url})`);
       };
     }
-    const entry = await ready(await plugin(fs.realpathSync(init.entry)));
+    // Several entries (a pi package's extensions) reach the shape as one
+    // module whose default export holds their namespaces, in order.
+    const namespaces = [];
+    for (const file of [init.entry, ...(init.also ?? [])]) {
+      namespaces.push((await ready(await plugin(fs.realpathSync(file)))).namespace);
+    }
+    const entries = Object.freeze({ [Symbol.for("yohost.entries")]: Object.freeze(namespaces) });
+    const namespace = namespaces.length === 1 ? namespaces[0] : { default: entries };
     const shape = await ready(flavorModule(init.flavor.shape));
-    const shaped = await shape.namespace.default(entry.namespace, init.settings);
+    const shaped = await shape.namespace.default(namespace, init.settings);
     hooks = shaped.hooks;
     if (typeof shaped.unload === "function") unload = shaped.unload;
     message({

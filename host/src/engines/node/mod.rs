@@ -199,6 +199,25 @@ pub fn load_with(
     settings: &serde_json::Value,
     grants: Grants,
 ) -> Result<Loaded, LoadError> {
+    load_entries_with(
+        candidate,
+        std::slice::from_ref(&candidate.entry),
+        flavor,
+        settings,
+        grants,
+    )
+}
+
+/// [`load_with`] from several entries of the plugin's folder (a pi
+/// package's extensions): the shape receives a module whose default export
+/// holds their namespaces, in order, under `Symbol.for("yohost.entries")`.
+pub fn load_entries_with(
+    candidate: &Candidate,
+    entries: &[PathBuf],
+    flavor: &Flavor,
+    settings: &serde_json::Value,
+    grants: Grants,
+) -> Result<Loaded, LoadError> {
     let path = candidate.entry.clone();
     let refused = |message: String| LoadError::Refused {
         path: path.clone(),
@@ -206,7 +225,10 @@ pub fn load_with(
     };
     let version = node().map_err(|e| refused(e.to_string()))?;
     let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
-    let launch = launch(candidate, flavor, settings, &grants, version, sandbox).map_err(refused)?;
+    let launch = launch(
+        candidate, entries, flavor, settings, &grants, version, sandbox,
+    )
+    .map_err(refused)?;
     let (process, ready) = Process::start(&launch).map_err(|e| match e {
         StartError::Spawn { .. } => refused(e.to_string()),
         e => LoadError::Invalid {
@@ -226,6 +248,7 @@ pub fn load_with(
 /// How to start the plugin's process.
 fn launch(
     candidate: &Candidate,
+    entries: &[PathBuf],
     flavor: &Flavor,
     settings: &serde_json::Value,
     grants: &Grants,
@@ -236,10 +259,16 @@ fn launch(
         .base_dir()
         .canonicalize()
         .map_err(|e| format!("{}: {e}", candidate.base_dir().display()))?;
-    let entry = candidate
-        .entry
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", candidate.entry.display()))?;
+    let real = |file: &PathBuf| {
+        file.canonicalize()
+            .map_err(|e| format!("{}: {e}", file.display()))
+    };
+    let entry = real(entries.first().unwrap_or(&candidate.entry))?;
+    let also = entries
+        .iter()
+        .skip(1)
+        .map(real)
+        .collect::<Result<Vec<_>, _>>()?;
     let capabilities = &candidate.manifest.capabilities;
     let dirs = |access: Access| -> Vec<PathBuf> {
         grants
@@ -299,6 +328,7 @@ fn launch(
     };
     let init = ToNode::Init {
         entry: &entry,
+        also: &also,
         plugin_dir: &plugin_dir,
         own: &own,
         settings,

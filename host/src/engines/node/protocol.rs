@@ -46,6 +46,9 @@ pub enum ToNode<'a> {
     Init {
         /// The entry file.
         entry: &'a std::path::Path,
+        /// The plugin's other entries (a pi package's other extensions),
+        /// loaded after it, in order.
+        also: &'a [std::path::PathBuf],
         /// The plugin's folder (`ctx.pluginDir`).
         plugin_dir: &'a std::path::Path,
         /// The plugin's own paths, resolved: the only places it may import
