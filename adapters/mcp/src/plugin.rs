@@ -262,13 +262,11 @@ impl PluginRun for McpRun {
                         .map(|reply| reply.to_json())
                         .map_err(|problem| bad_reply(&self.server, &problem)),
                     Err(Failure::Gone(why)) => Err(CallError::Crashed(why)),
-                    Err(Failure::Rpc { code, message }) => {
-                        Ok(ToolReply::error(format!(
-                            "the MCP server `{}` answered with error {code}: {message}",
-                            self.server
-                        ))
-                        .to_json())
-                    }
+                    Err(Failure::Rpc { code, message }) => Ok(ToolReply::error(format!(
+                        "the MCP server `{}` answered with error {code}: {message}",
+                        self.server
+                    ))
+                    .to_json()),
                     Err(Failure::Protocol(problem)) => Err(bad_reply(&self.server, &problem)),
                 }
             }

@@ -10,7 +10,6 @@ use crate::library::{OpenError, Returned, ToolLibrary};
 use crate::reply::tool_reply;
 use crate::schema::{check_unique, parse_tool, SchemaError, MAX_SCHEMA_BYTES, MAX_TOOLS};
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::sync::Arc;
 use yohost::contract::{Hook, HookCall, HookReply, RunInfo, ToolSpec};

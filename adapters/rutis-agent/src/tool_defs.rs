@@ -27,7 +27,6 @@
 
 use crate::schema::{check_unique, parse_tool, SchemaError};
 use serde_json::Value;
-use std::collections::BTreeSet;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
