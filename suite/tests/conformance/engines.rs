@@ -373,7 +373,9 @@ pub fn pi() -> Engine {
         sees_run_id: Support::No("pi's ctx carries no run id"),
         input_reason: "a pi extension handled this input itself (`handled`), so no run starts",
         on_stop: Support::No("pi has no on_stop: the answer is accepted"),
-        finish: Support::No("pi has no finish: its last line is its last event"),
+        finish: Support::No(
+            "pi has no finish: its `agent_end` handler runs then, which the pi adapter's tests cover",
+        ),
         event_name: pi_event,
         processes: Some(pi_processes),
     }
