@@ -25,7 +25,7 @@
 //! # The API
 //!
 //! - Embedding: [`PluginHost`] (open, watch, report, [`PluginHost::extension`]),
-//!   [`PluginHostBuilder`], [`PluginReport`], [`Refusal`], [`Manifest`], and
+//!   [`PluginHostBuilder`], [`PluginReport`], [`Refusal`], [`Manifest`](manifest::Manifest), and
 //!   the errors [`HostError`], [`LoadError`], [`CallError`].
 //! - Plugins in Rust, in process: [`NativePlugin`], or [`Plugin`] directly.
 //! - Adapters for other ecosystems: [`adapter::Adapter`], [`discovery::Candidate`], [`Loaded`],

@@ -14,7 +14,7 @@
 //! entry when that lies outside them (a library under `target/`).
 //!
 //! **The locked load.** Under a locked host (`PluginHostBuilder::locked`) a
-//! plugin loads from a private copy ([`snapshot`]): each of its files is
+//! plugin loads from a private copy (`snapshot`): each of its files is
 //! read once, hashed, and written into a fresh folder only this user can
 //! write; the hashes are compared with the lock, and the plugin is loaded
 //! from that copy, its manifest read again from the copy. So the bytes that

@@ -16,7 +16,7 @@
 //! What only Node has (a Node built-in outside the flavor's table, or names
 //! a flavor's Node module lacks, or an npm package with a native addon)
 //! does not stop the walk: it is collected, and a graph whose only lack is
-//! Node ends as `GatherError::NeedsNode`, which [`crate::load::routing`] sends
+//! Node ends as `GatherError::NeedsNode`, which the Node routing ([`crate::NodeNeeds`]) sends
 //! to Node. Any other refusal wins over it.
 
 use super::commonjs::{self, Required};
