@@ -592,7 +592,13 @@ fn read_source(folder: &Confined, base_dir: &Path, file: &Path) -> Result<String
                 })
         }
     };
-    read.map_err(|e| GatherError::Invalid(format!("cannot read {e}")))
+    read.map_err(|e| {
+        GatherError::Invalid(match e {
+            // The others name the file and say what is wrong with it.
+            crate::load::grants::FileError::Io { .. } => format!("cannot read {e}"),
+            e => e.to_string(),
+        })
+    })
 }
 
 /// The file a relative `specifier` in `from` names, inside `base_dir`, with
