@@ -427,6 +427,33 @@ async fn auto_runs_a_plugin_that_needs_node_on_node_and_says_why() {
     assert_eq!(hash_through(&host, "x").await, ("h:x:object".into(), false));
 }
 
+/// A plugin `auto` sends to Node, which Node then refuses, is reported
+/// with engine `node`, and its reason says why it went there.
+#[tokio::test]
+async fn a_plugin_auto_sent_to_node_and_refused_there_is_reported_on_node() {
+    needs_node!();
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "breaks/index.ts",
+        r#"import { readFileSync } from "node:fs";
+import { definePlugin } from "yohost";
+throw new Error(`breaks at load ${typeof readFileSync}`);
+export default definePlugin({ before_model: () => null });
+"#,
+    );
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+    let breaks = reported(&report, "breaks");
+    assert_eq!(breaks.status, Status::Refused, "{report:?}");
+    assert_eq!(breaks.engine.as_deref(), Some("node"), "{breaks}");
+    let why = breaks.to_string();
+    assert!(
+        why.contains("breaks at load function") && why.contains("on Node, because"),
+        "{why}"
+    );
+}
+
 #[tokio::test]
 async fn embedded_refuses_what_needs_node_and_other_refusals_win_over_node() {
     needs_node!();

@@ -189,7 +189,12 @@ impl Adapters {
             engine: EngineKind::Node,
             ..candidate.clone()
         };
-        let mut loaded = adapter.load(&on_node, open_grants(&on_node)?)?;
+        let mut loaded = adapter
+            .load(&on_node, open_grants(&on_node)?)
+            .map_err(|error| LoadError::RefusedOnNode {
+                because: needs.to_string(),
+                error: Box::new(error),
+            })?;
         loaded.routed = Some(Routed {
             engine: EngineKind::Node,
             because: needs.to_string(),

@@ -95,6 +95,16 @@ pub enum LoadError {
         /// What it needs.
         needs: NodeNeeds,
     },
+    /// `engine = "auto"` sent the plugin to the Node engine (the embedded
+    /// engine found it needs Node), and it was refused there. Reported with
+    /// engine `node`.
+    #[error("{error} (on Node, because {because})")]
+    RefusedOnNode {
+        /// Why it went to Node.
+        because: String,
+        /// Why Node refused it.
+        error: Box<LoadError>,
+    },
     /// The file is not a kind of plugin the host knows.
     #[error("{0}: not a plugin: expected .so/.dylib/.dll, .wasm, .ts/.mts/.js/.mjs or .py, or a folder with plugin.toml, index.ts, __init__.py or a package.json with a `pi` field")]
     UnknownFile(PathBuf),

@@ -296,7 +296,10 @@ impl Registry {
                 Err(reason) => refused.push(Refusal {
                     name: candidate.name.clone(),
                     file: candidate.root.clone(),
-                    engine: Some(candidate.engine),
+                    engine: Some(match reason {
+                        LoadError::RefusedOnNode { .. } => EngineKind::Node,
+                        _ => candidate.engine,
+                    }),
                     ecosystem: Some(candidate.ecosystem),
                     mode: candidate.manifest.mode,
                     reason,
