@@ -533,6 +533,7 @@ fn mcp_fixture(dir: &Path, plugin: &str, args: &[&str], extra: &str) {
     );
 }
 
+/// An MCP server over stdio: tools only, and a server's own hostile inputs.
 pub fn mcp() -> Engine {
     Engine {
         name: "mcp",
