@@ -17,7 +17,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use yohost::contract::{Hook, HookCall, HookReply, ReplyError, RunInfo, ToolReply, ToolSpec};
+use yohost::contract::{Hook, HookCall, HookReply, ReplyError, RunInfo, ToolSpec};
 use yohost::sandbox::ProcessSandbox;
 use yohost::{CallError, CallLimits, Plugin, PluginRun};
 
@@ -262,11 +262,14 @@ impl PluginRun for McpRun {
                         .map(|reply| reply.to_json())
                         .map_err(|problem| bad_reply(&self.server, &problem)),
                     Err(Failure::Gone(why)) => Err(CallError::Crashed(why)),
-                    Err(Failure::Rpc { code, message }) => Ok(ToolReply::error(format!(
-                        "the MCP server `{}` answered with error {code}: {message}",
+                    // The server failed the call: its own words may hold
+                    // anything, so they go to the log, and the model reads
+                    // the host's fixed text (an `isError` result, by
+                    // contrast, is the tool's own answer for the model).
+                    Err(Failure::Rpc { code, message }) => Err(CallError::Guest(format!(
+                        "the MCP server `{}` answered `tools/call` with error {code}: {message}",
                         self.server
-                    ))
-                    .to_json()),
+                    ))),
                     Err(Failure::Protocol(problem)) => Err(bad_reply(&self.server, &problem)),
                 }
             }

@@ -428,7 +428,8 @@ fn event_type(event: &AgentEvent) -> String {
 
 /// `on_event` sees the run's events in order, and `finish` comes after
 /// the last of them. yoagent sends `agentEnd` after the hooks' `finish`
-/// (its stats include `finish`), so no plugin sees it: `finish` is the end.
+/// (its stats include `finish`), so no plugin sees it: `finish` is the end
+/// (pi's `agent_end` handlers run there).
 pub async fn events_in_order_then_finish(engine: Engine) {
     let (logs, _guard) = capture_logs();
     let fx = Fixture::install(engine, "");
@@ -445,8 +446,9 @@ pub async fn events_in_order_then_finish(engine: Engine) {
             assert!(logged(&logs, &out.run_id, &fx.name, last).await, "{last}");
         }
     } else {
-        expected.push("finish completed".into());
-        assert!(logged(&logs, &out.run_id, &fx.name, "finish completed").await);
+        let last = fx.engine.finish_line;
+        expected.push(last.into());
+        assert!(logged(&logs, &out.run_id, &fx.name, last).await, "{last}");
     }
     let seen: Vec<String> = plugin_messages(&logs, &out.run_id, &fx.name)
         .into_iter()
@@ -507,7 +509,7 @@ pub async fn concurrent_runs_keep_their_run_ids(engine: Engine) {
         );
     }
     assert!(
-        logged(&logs, &b.run_id, &fx.name, "finish completed").await
+        logged(&logs, &b.run_id, &fx.name, fx.engine.finish_line).await
             || fx.engine.finish != Support::Yes
     );
     let ids: std::collections::BTreeSet<String> = logs
@@ -647,7 +649,114 @@ pub async fn wrong_shape_is_a_bad_reply(engine: Engine) {
 
 /// `oversize`: a reply over 16 MiB.
 pub async fn oversized_reply_is_refused(engine: Engine) {
-    fails_closed(engine, "oversize", "reply_too_large", "").await;
+    let kind = engine.oversize_kind;
+    fails_closed(engine, "oversize", kind, "").await;
+}
+
+/// Whether the row's plugin is a server on its own output (the `crash`,
+/// `garbage`, notification `flood` and `mute` inputs); prints why not.
+fn is_server(engine: &Engine, case: &str) -> bool {
+    if engine.server.is_some() {
+        return true;
+    }
+    eprintln!(
+        "{} does not take `{case}`: its plugin is not a server speaking a protocol on its own output",
+        engine.name
+    );
+    false
+}
+
+/// `crash`: the server exits during the call. The call fails closed as
+/// `crashed`, the rest of the run is unloaded, and the next run starts the
+/// server again.
+pub async fn crash_fails_closed(engine: Engine) {
+    if !is_server(&engine, "crash") {
+        return;
+    }
+    fails_closed(engine, "crash", "crashed", "").await;
+}
+
+/// `garbage`: lines that are not the protocol's on the server's output are
+/// passed over with a warning naming the plugin; the call is answered.
+pub async fn garbage_is_passed_over(engine: Engine) {
+    if !is_server(&engine, "garbage") {
+        return;
+    }
+    let (logs, _guard) = capture_logs();
+    let fx = Fixture::install(engine, "");
+    let echo = |text: &str| support::call("fx_echo", json!({ "text": text }));
+    let out = fx
+        .run(vec![echo("garbage"), echo("after"), text("done")], "go")
+        .await;
+    let echoed = fx.engine.echoed;
+    assert_eq!(
+        out.results(),
+        [
+            ("fx_echo".to_string(), echoed("garbage"), false),
+            ("fx_echo".to_string(), echoed("after"), false),
+        ]
+    );
+    let warned = logs
+        .lines()
+        .iter()
+        .any(|l| l["level"] == "WARN" && field(l, "plugin") == fx.name.as_str());
+    assert!(warned, "a warning names {}", fx.name);
+}
+
+/// `flood`, sent to a server: 100,000 notifications before its answer.
+/// The call is answered, and the run goes on; the notifications are the
+/// server's, so none is put in the run's log.
+pub async fn notification_flood_is_passed_over(engine: Engine) {
+    if !is_server(&engine, "flood") {
+        return;
+    }
+    let (logs, _guard) = capture_logs();
+    let fx = Fixture::install(engine, "[timeouts]\ncall_tool = 60000\n");
+    let echo = |text: &str| support::call("fx_echo", json!({ "text": text }));
+    let out = fx
+        .run(vec![echo("flood"), echo("after"), text("done")], "go")
+        .await;
+    let echoed = fx.engine.echoed;
+    assert_eq!(
+        out.results(),
+        [
+            ("fx_echo".to_string(), echoed("flood"), false),
+            ("fx_echo".to_string(), echoed("after"), false),
+        ]
+    );
+    let in_the_run = plugin_messages(&logs, &out.run_id, &fx.name)
+        .into_iter()
+        .filter(|m| m.starts_with("flood "))
+        .count();
+    assert_eq!(in_the_run, 0, "notifications carry no run");
+}
+
+/// `mute`: a server that never answers its handshake is refused at its
+/// load timeout, and the runs go on without it.
+pub async fn mute_server_is_refused(engine: Engine) {
+    if !is_server(&engine, "mute") {
+        return;
+    }
+    let install = engine.server.expect("a server row installs a mute server");
+    let dir = plugin_dir();
+    let name = format!("fx-{}", engine.name);
+    install(dir.path(), &name, "[timeouts]\nload = 500\n");
+    let started = std::time::Instant::now();
+    let host = crate::harness::open(dir.path());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(
+        host.refused().iter().any(|r| r.name == name),
+        "{:?}",
+        host.refused()
+    );
+    assert!(host.plugins().iter().all(|p| p.name != name));
+    let out = drive(
+        vec![Arc::new(host.extension())],
+        vec![run_call("ls"), text("done")],
+        "go",
+    )
+    .await;
+    assert_eq!(out.ran, ["ls"]);
 }
 
 /// `memory`: allocation without bound, stopped at the limit.

@@ -8,11 +8,12 @@
 //! | ts | fixture.ts | `guest` (a throw) | — |
 //! | node | fixture.ts with `engine = "node"` | `guest` (a throw) | — (`memory` is V8 aborting at `--max-old-space-size`; `file` is the permission model's refusal) |
 //! | python | fixture.py | `guest` (an exception) | `memory`, `file`: trusted code, not sandboxed |
-//! | pi | fixture_pi.ts | `guest` (a throw) | no run id in pi's `ctx` (`whoami` is not rewritten); an `input` handler cannot give a reason (the adapter's own text); no `on_stop` (a lazy answer is accepted); no `finish` (its last line is its last event) |
+//! | pi | fixture_pi.ts | `guest` (a throw) | no run id in pi's `ctx` (`whoami` is not rewritten); an `input` handler cannot give a reason (the adapter's own text); no `on_stop` (a lazy answer is accepted); its `finish` is its `agent_end` handlers, which the adapter runs at the run's finish (`event agent_end`) |
 //! | pi_node | fixture_pi.ts with `engine = "node"` | `guest` (a throw) | as pi |
 //! | dsh | fixture_dsh.js, a DSH tool plugin | `guest` (a throw) | DSH decides allow, deny or ask and cannot rewrite; no input, stop, event or finish hooks; tools render text only (no images) and cannot end the run; no file API; `shape` is a decision the adapter rejects, so `guest` |
 //! | dsh_node | fixture_dsh.js with `engine = "node"` | `guest` (a throw) | as dsh |
 //! | rutis | fixture_rutis.rs as a rutis-agent hot-plug library | — | tools only: the hostile inputs go to its tool `fx_echo`, which fails closed as the call; a panic cannot cross the C ABI and an error is the tool's own result (no `throw`, `error`); a reply cannot end the run; no log API (no `flood`); trusted code, not sandboxed; its text is its reply's `notes`, as rutis shows it |
+//! | mcp | fixture_mcp.mjs, a stdio MCP server in an `mcp.json` | `guest` (a JSON-RPC error) | tools only, as rutis; `throw` and `error` are both JSON-RPC errors (`guest`: the model reads the fixed text; an `isError` result is the tool's own answer, which the model reads); `oversize` is `crashed` (a message over 16 MiB ends the connection, as which call it answers is unknown: the rest of the run is unloaded, the next run starts the server again); `spin` busy-loops in a worker for 2 s (a call past its deadline is cancelled and the server lives on, as MCP means it); log notifications are the server's, not a call's (no `flood`, `deluge`); no way to end the run; no memory limit (the kernel sandbox bounds files, network and signals); `fx_echo` also takes a server's own hostile inputs (`crash`, `garbage`, a notification `flood`) and a `mute` server never answers `initialize` ([`Engine::server`]) |
 //!
 //! Rows that run in a process or can start one (node, pi, pi_node,
 //! dsh_node: `fixture_dsh_proc.js`, whose commands go through DSH's
@@ -21,7 +22,12 @@
 //! (`processes.rs`) run on those rows only. The others start no process of
 //! their own: Wasm has no process API, yohost's embedded TypeScript API
 //! none either, and dylib, Python and rutis-agent libraries are trusted
-//! code with the host's own rights.
+//! code with the host's own rights. An MCP server is a process in the
+//! kernel sandbox, but the row has no process fixture: the adapter's tests
+//! (`adapters/mcp/tests/servers.rs`) hold a server to its grants and end it
+//! with its host, and a call past its deadline is cancelled while the
+//! server, with what it started, lives on, so "nothing outlives the
+//! deadline" does not hold of it as written.
 //!
 //! A new row is one function here plus one line in `main.rs`'s
 //! `conformance!` list, and a fixture. A row that needs something the
@@ -69,6 +75,8 @@ pub struct Engine {
     pub error_kind: &'static str,
     /// The `error_kind` of the fixture's `shape`.
     pub shape_kind: &'static str,
+    /// The `error_kind` of the fixture's `oversize`.
+    pub oversize_kind: &'static str,
     /// `memory`: only sandboxed engines can be sent it.
     pub sandboxed: Support,
     /// `file`: only rows with a file API inside a sandbox can be sent it.
@@ -91,8 +99,12 @@ pub struct Engine {
     pub input_reason: &'static str,
     /// Whether the fixture's `on_stop` continues a lazy answer.
     pub on_stop: Support,
-    /// Whether the fixture logs `finish <end>` after its last event.
+    /// Whether the fixture logs a line at the run's finish, after its last
+    /// event.
     pub finish: Support,
+    /// That line: `finish completed`, or pi's `event agent_end` (the pi
+    /// adapter runs `agent_end` handlers at the run's finish).
+    pub finish_line: &'static str,
     /// What the fixture logs for a yoagent event type (`event <this>`), or
     /// `None` when it does not see that event.
     pub event_name: fn(&str) -> Option<String>,
@@ -104,6 +116,13 @@ pub struct Engine {
     /// `denied:<code>`) and `fx_signal {pid}` (send `SIGCONT` from the
     /// plugin's own code: `signalled` or `denied:<code>`).
     pub processes: Option<fn(dir: &Path, plugin: &str, manifest: &str)>,
+    /// For a row whose plugin is a server speaking its protocol on its own
+    /// output (MCP): put the fixture in `dir/<plugin>/` as a server that
+    /// never answers its handshake (`mute`), with these extra `plugin.toml`
+    /// lines. Such a fixture's `fx_echo` also takes `crash` (it exits),
+    /// `garbage` (lines outside the protocol on its output, then the text)
+    /// and `flood` (100,000 notifications, then the text).
+    pub server: Option<fn(dir: &Path, plugin: &str, manifest: &str)>,
 }
 
 /// The repository's root.
@@ -220,6 +239,7 @@ pub fn ts() -> Engine {
         throw_kind: "guest",
         error_kind: "guest",
         shape_kind: "bad_reply",
+        oversize_kind: "reply_too_large",
         sandboxed: Support::Yes,
         files: Support::Yes,
         file_kind: "guest",
@@ -231,14 +251,16 @@ pub fn ts() -> Engine {
         input_reason: FIXTURE_REJECT,
         on_stop: Support::Yes,
         finish: Support::Yes,
+        finish_line: "finish completed",
         event_name: every_event,
         processes: None,
+        server: None,
     }
 }
 
 /// Why row `name` cannot run on this machine, if it cannot.
 pub fn unavailable(name: &str) -> Option<String> {
-    matches!(name, "node" | "pi_node" | "dsh_node")
+    matches!(name, "node" | "pi_node" | "dsh_node" | "mcp")
         .then(crate::support::node_missing)
         .flatten()
 }
@@ -363,6 +385,7 @@ pub fn pi() -> Engine {
         throw_kind: "guest",
         error_kind: "guest",
         shape_kind: "bad_reply",
+        oversize_kind: "reply_too_large",
         sandboxed: Support::Yes,
         files: Support::Yes,
         file_kind: "guest",
@@ -373,11 +396,11 @@ pub fn pi() -> Engine {
         sees_run_id: Support::No("pi's ctx carries no run id"),
         input_reason: "a pi extension handled this input itself (`handled`), so no run starts",
         on_stop: Support::No("pi has no on_stop: the answer is accepted"),
-        finish: Support::No(
-            "pi has no finish: its `agent_end` handler runs then, which the pi adapter's tests cover",
-        ),
+        finish: Support::Yes,
+        finish_line: "event agent_end",
         event_name: pi_event,
         processes: Some(pi_processes),
+        server: None,
     }
 }
 
@@ -410,6 +433,7 @@ pub fn dsh() -> Engine {
         throw_kind: "guest",
         error_kind: "guest",
         shape_kind: "guest",
+        oversize_kind: "reply_too_large",
         sandboxed: Support::Yes,
         files: Support::No("the DSH adapter offers no file API"),
         file_kind: "",
@@ -423,8 +447,10 @@ pub fn dsh() -> Engine {
         input_reason: "",
         on_stop: Support::No("DSH has no stop verifier"),
         finish: Support::No("DSH has no finish"),
+        finish_line: "",
         event_name: no_event,
         processes: None,
+        server: None,
     }
 }
 
@@ -465,6 +491,7 @@ pub fn rutis() -> Engine {
         throw_kind: "",
         error_kind: "",
         shape_kind: "bad_reply",
+        oversize_kind: "reply_too_large",
         sandboxed: TRUSTED,
         files: TRUSTED,
         file_kind: "",
@@ -478,7 +505,68 @@ pub fn rutis() -> Engine {
         input_reason: "",
         on_stop: Support::No("a rutis-agent library has tools only"),
         finish: Support::No("a rutis-agent library has tools only"),
+        finish_line: "",
         event_name: no_event,
         processes: None,
+        server: None,
+    }
+}
+
+/// The MCP fixture in `dir/<plugin>/` as the server `<plugin>` of an
+/// `mcp.json`, started with `args` after its script, with these extra
+/// `plugin.toml` lines. The manifest grants `exec` and names no plugin: a
+/// server is named after its key.
+fn mcp_fixture(dir: &Path, plugin: &str, args: &[&str], extra: &str) {
+    write(
+        dir,
+        &format!("{plugin}/fixture_mcp.mjs"),
+        &source("fixture_mcp.mjs"),
+    );
+    let mut all = vec!["fixture_mcp.mjs"];
+    all.extend_from_slice(args);
+    let servers = serde_json::json!({"mcpServers": {plugin: {"command": "node", "args": all}}});
+    write(dir, &format!("{plugin}/mcp.json"), &servers.to_string());
+    write(
+        dir,
+        &format!("{plugin}/plugin.toml"),
+        &format!("{extra}\n[capabilities]\nexec = true\n"),
+    );
+}
+
+/// An MCP server over stdio: tools only, and a server's own hostile inputs.
+pub fn mcp() -> Engine {
+    Engine {
+        name: "mcp",
+        install: |dir, plugin, extra| mcp_fixture(dir, plugin, &[], extra),
+        broken_entry: "mcp.json",
+        broken_manifest: "",
+        hooks: &[Hook::Tools, Hook::CallTool],
+        rewrites: Support::No("an MCP server has tools only"),
+        raises: Support::Yes,
+        throw_kind: "guest",
+        error_kind: "guest",
+        shape_kind: "bad_reply",
+        oversize_kind: "crashed",
+        sandboxed: Support::No(
+            "the kernel sandbox bounds a server's files, network and signals, not its memory",
+        ),
+        files: Support::No(
+            "tools only: `file` is a policy's read; the server's own reads are the kernel sandbox's (the adapter's tests)",
+        ),
+        file_kind: "",
+        logs: Support::No(
+            "a server's log notifications are the server's, not a call's: they carry no run",
+        ),
+        images: Support::Yes,
+        terminates: Support::No("an MCP tool result has no way to end the run"),
+        echoed: same_text,
+        sees_run_id: Support::No("an MCP server has tools only, and never sees a run id"),
+        input_reason: "",
+        on_stop: Support::No("an MCP server has tools only"),
+        finish: Support::No("an MCP server has tools only"),
+        finish_line: "",
+        event_name: no_event,
+        processes: None,
+        server: Some(|dir, plugin, extra| mcp_fixture(dir, plugin, &["mute"], extra)),
     }
 }

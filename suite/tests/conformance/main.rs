@@ -30,6 +30,10 @@
 //! | | `fx_image` | the text `fx image` and a 1×1 PNG |
 //! | | `fx_bad_image` | an `image/svg+xml` image, which the host must refuse |
 //! | | `fx_end {text}` | the text, asking to end the run (`terminate`) |
+//! | a server's `fx_echo` (MCP) | `crash` | exits |
+//! | | `garbage` | writes lines that are not JSON-RPC on its output, then the text |
+//! | | `flood` | sends 100,000 notifications, then the text |
+//! | a `mute` server | `initialize` | never answers |
 //! | `after_tool` | output text containing `redact-me` | replaces the content with `[redacted by fx]` |
 //! | `before_model` | every request | the note `fx note` |
 //! | `on_input` | text containing `forbidden-input` | rejects: `fx rejects forbidden-input` |
@@ -40,11 +44,14 @@
 //! Logs go through each SDK's own log call, so the host attaches `run_id`.
 //! Where a row cannot take a case as written (trusted engines get no
 //! `memory` or `file`; pi has no `on_stop`; DSH cannot rewrite; a
-//! rutis-agent library has tools only; Wasm, DSH and rutis-agent tools
-//! cannot end the run), the table says so and the case
+//! rutis-agent library and an MCP server have tools only; Wasm, DSH,
+//! rutis-agent and MCP tools cannot end the run), the table says so and the case
 //! checks the documented outcome instead: a row without the hook a case is
 //! about must not claim it, and a row without `before_tool` gets the
-//! hostile inputs through its tool `fx_echo`.
+//! hostile inputs through its tool `fx_echo`. A row whose plugin is a
+//! server on its own output (MCP) also takes a server's hostile inputs
+//! (`crash`, `garbage`, a notification `flood`, a `mute` server); the
+//! others say they do not.
 //!
 //! # Plugin processes
 //!
@@ -100,7 +107,7 @@ macro_rules! conformance {
 }
 
 conformance! {
-    engines: [dylib, wasm, ts, node, python, pi, pi_node, dsh, dsh_node, rutis],
+    engines: [dylib, wasm, ts, node, python, pi, pi_node, dsh, dsh_node, rutis, mcp],
     cases: [
         deny,
         rewrite,
@@ -123,6 +130,10 @@ conformance! {
         spin_times_out,
         wrong_shape_is_a_bad_reply,
         oversized_reply_is_refused,
+        crash_fails_closed,
+        garbage_is_passed_over,
+        notification_flood_is_passed_over,
+        mute_server_is_refused,
         memory_bomb_is_stopped,
         forbidden_file_is_denied,
         log_flood_is_attributed,

@@ -36,7 +36,7 @@ impl Processes {
     fn install(engine: &Engine, manifest: &str) -> Option<Processes> {
         let Some(install) = engine.processes else {
             eprintln!(
-                "not applicable: {} starts no process of its own",
+                "not applicable: {} has no process fixture (the table says why)",
                 engine.name
             );
             return None;

@@ -14,11 +14,10 @@ const SECRET = "fx-secret-7f3a";
 
 const PARAMETERS = { type: "object", properties: { text: { type: "string" } } };
 
-// The pi events the adapter shows during a run, each logged as
-// `event <name>`. (`agent_end` runs when the run has ended, in place of
-// `finish`; the pi adapter's own tests cover it.)
+// The pi events the adapter shows, each logged as `event <name>`.
 const OBSERVED = [
   "agent_start",
+  "agent_end",
   "turn_start",
   "turn_end",
   "message_start",
