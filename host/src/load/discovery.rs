@@ -167,7 +167,8 @@ fn mcp_file(path: &Path) -> Option<PathBuf> {
 }
 
 /// The servers of an MCP configuration `file` (which is the entry `root`
-/// or inside it), each a candidate named after its key. A file that cannot
+/// or inside it), each a candidate named after its key, in the order of
+/// their names. A file that cannot
 /// be read or is not in the `mcpServers` format is one refused entry.
 fn inspect_mcp(root: &Path, file: &Path) -> Vec<Found> {
     let name = stem_name(root);
@@ -226,8 +227,12 @@ fn mcp_candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
         fingerprint.push(stat(root));
     }
     fingerprint.sort();
-    Ok(servers
-        .keys()
+    // In the order of their names, whatever order the file lists them in
+    // (and whether or not this build's JSON maps keep it).
+    let mut keys: Vec<&String> = servers.keys().collect();
+    keys.sort();
+    Ok(keys
+        .into_iter()
         .map(|key| {
             let mut own = match manifest.servers.get(key) {
                 Some(server) => server.clone(),
@@ -775,7 +780,7 @@ mod tests {
         std::fs::write(dir.path().join("empty.mcp.json"), "{}").unwrap();
         let found = scan(dir.path()).unwrap();
         let names: Vec<&str> = found.iter().map(Found::name).collect();
-        assert_eq!(names, ["broken", "empty", "clock", "git", "time", "git"]);
+        assert_eq!(names, ["broken", "empty", "clock", "git", "git", "time"]);
         let candidate = |i: usize| match &found[i] {
             Found::Plugin(c) => c,
             other => panic!("{other:?}"),
