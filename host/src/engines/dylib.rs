@@ -92,17 +92,9 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         library: Arc::new(library),
         worker: Arc::new(WorkerSlot::new(&format!("dylib-{name}"))),
     });
-    Ok(Loaded {
-        plugin,
-        hooks,
-        name: Some(name),
-        warnings: Vec::new(),
-        unknown_names: Vec::new(),
-        unloads: false,
-        ecosystem: None,
-        routed: None,
-        processes: None,
-    })
+    let mut loaded = Loaded::new(plugin, hooks);
+    loaded.name = Some(name);
+    Ok(loaded)
 }
 
 /// Copy the library into the private folder `dylib` (see

@@ -126,7 +126,7 @@ impl Shaped {
                     message: format!("internal: the plugin's shape names unknown hook `{name}`"),
                 })
             })
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<Vec<Hook>, _>>()?;
         let mut all = self.warnings;
         let mut unknown_names = Vec::new();
         for unknown in &self.unknown {
@@ -136,17 +136,13 @@ impl Shaped {
             }
         }
         all.extend(warnings);
-        Ok(Loaded {
-            plugin,
-            hooks,
-            name: self.name,
-            warnings: all,
-            unknown_names,
-            unloads: self.unloads,
-            ecosystem: None,
-            routed: None,
-            processes,
-        })
+        let mut loaded = Loaded::new(plugin, hooks);
+        loaded.name = self.name;
+        loaded.warnings = all;
+        loaded.unknown_names = unknown_names;
+        loaded.unloads = self.unloads;
+        loaded.processes = processes;
+        Ok(loaded)
     }
 }
 

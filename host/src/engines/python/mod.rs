@@ -169,17 +169,10 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         Some(own) if !candidate.named_by_manifest && !own.is_empty() => own.clone(),
         _ => candidate.name.clone(),
     };
-    Ok(Loaded {
-        plugin: std::sync::Arc::new(plugin::PythonPlugin::new(plugin_name, plugin, module)),
-        hooks,
-        name,
-        warnings: Vec::new(),
-        unknown_names: Vec::new(),
-        unloads: false,
-        ecosystem: None,
-        routed: None,
-        processes: None,
-    })
+    let plugin = std::sync::Arc::new(plugin::PythonPlugin::new(plugin_name, plugin, module));
+    let mut loaded = Loaded::new(plugin, hooks);
+    loaded.name = name;
+    Ok(loaded)
 }
 
 /// `_yohost_host.load(...)`: the plugin, or the file and line that failed.

@@ -96,20 +96,14 @@ pub fn load(
     if !candidate.named_by_manifest && !own_name.is_empty() {
         plugin.name = own_name.clone();
     }
-    Ok(Loaded {
-        plugin: Arc::new(WasmPlugin {
-            template: Arc::new(plugin),
-            worker: Arc::new(WorkerSlot::new("wasm")),
-        }),
-        hooks,
-        name: Some(own_name),
-        warnings,
-        unknown_names: Vec::new(),
-        unloads: false,
-        ecosystem: None,
-        routed: None,
-        processes: None,
-    })
+    let plugin = Arc::new(WasmPlugin {
+        template: Arc::new(plugin),
+        worker: Arc::new(WorkerSlot::new("wasm")),
+    });
+    let mut loaded = Loaded::new(plugin, hooks);
+    loaded.name = Some(own_name);
+    loaded.warnings = warnings;
+    Ok(loaded)
 }
 
 /// Where the compiled artifact of the component `wasm` is cached, if there
