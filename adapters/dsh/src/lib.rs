@@ -161,7 +161,7 @@ impl Adapter for DshAdapter {
             "config": config(candidate)?,
             "onNode": PROVIDED_ON_NODE,
         });
-        let mut loaded = load_with(candidate, &FLAVOR, &settings, grants)
+        let mut loaded = load_with(candidate, entry(candidate), &FLAVOR, &settings, grants)
             .map_err(|error| peers_explained(candidate, error))?;
         loaded.ecosystem = Some(Ecosystem::Dsh);
         Ok(loaded)
@@ -182,8 +182,9 @@ impl Adapter for DshOnNode {
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         unprovided(candidate)?;
         let settings = node_settings(candidate, &grants)?;
-        let mut loaded = node::load_with(candidate, &NODE_FLAVOR, &settings, grants)
-            .map_err(|error| peers_explained(candidate, error))?;
+        let mut loaded =
+            node::load_with(candidate, entry(candidate), &NODE_FLAVOR, &settings, grants)
+                .map_err(|error| peers_explained(candidate, error))?;
         loaded.ecosystem = Some(Ecosystem::Dsh);
         Ok(loaded)
     }
@@ -191,6 +192,11 @@ impl Adapter for DshOnNode {
 
 /// The services the plugin's entry declares in `inject`, read from its
 /// source; refused, naming them, when one is provided by no engine.
+/// A DSH plugin's one module: its entry.
+fn entry(candidate: &Candidate) -> &[std::path::PathBuf] {
+    std::slice::from_ref(&candidate.entry)
+}
+
 fn unprovided(candidate: &Candidate) -> Result<Vec<String>, LoadError> {
     let declared = inject::declared(&candidate.entry);
     let missing: Vec<String> = declared

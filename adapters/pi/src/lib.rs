@@ -25,7 +25,7 @@ use yohost::adapter::Adapter;
 use yohost::discovery::pi_extensions;
 use yohost::discovery::Candidate;
 use yohost::engines::js::modules::Builtin;
-use yohost::engines::js::{load_entries_with, Flavor, RelativeTo, ServiceApi};
+use yohost::engines::js::{load_with, Flavor, RelativeTo, ServiceApi};
 use yohost::engines::node;
 use yohost::grants::Grants;
 use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
@@ -159,8 +159,7 @@ impl Adapter for PiOnNode {
     /// it would rewrite history or the request, as on the embedded engine.
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         let entries = extensions(candidate);
-        let mut loaded =
-            node::load_entries_with(candidate, &entries, &PI, &settings(candidate), grants)?;
+        let mut loaded = node::load_with(candidate, &entries, &PI, &settings(candidate), grants)?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)
     }
@@ -182,7 +181,7 @@ impl Adapter for PiAdapter {
     /// is not routed to Node).
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         let entries = extensions(candidate);
-        let mut loaded = load_entries_with(candidate, &entries, &PI, &settings(candidate), grants)
+        let mut loaded = load_with(candidate, &entries, &PI, &settings(candidate), grants)
             .map_err(|error| by_design_first(candidate, error))?;
         loaded.ecosystem = Some(Ecosystem::Pi);
         Ok(loaded)

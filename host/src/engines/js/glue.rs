@@ -25,8 +25,13 @@ use yohost_contract::Hook;
 /// An engine's loader for a plugin of any flavor: the embedded engine's
 /// [`load_with`](super::load_with) or Node's
 /// [`load_with`](crate::engines::node::load_with).
-pub(crate) type LoadWith =
-    fn(&Candidate, &Flavor, &serde_json::Value, Grants) -> Result<Loaded, LoadError>;
+pub(crate) type LoadWith = fn(
+    &Candidate,
+    &[std::path::PathBuf],
+    &Flavor,
+    &serde_json::Value,
+    Grants,
+) -> Result<Loaded, LoadError>;
 
 /// Load a yohost plugin (flavor [`YOHOST`], no settings) with an engine's
 /// `load_with`.
@@ -35,7 +40,14 @@ pub(crate) fn load_yohost(
     candidate: &Candidate,
     grants: Grants,
 ) -> Result<Loaded, LoadError> {
-    load_with(candidate, &YOHOST, &serde_json::Value::Null, grants)
+    let entries = std::slice::from_ref(&candidate.entry);
+    load_with(
+        candidate,
+        entries,
+        &YOHOST,
+        &serde_json::Value::Null,
+        grants,
+    )
 }
 
 /// The environment variables the manifest grants that are set, with their

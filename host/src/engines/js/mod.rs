@@ -165,25 +165,11 @@ pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> 
 /// flavor's), start its engine thread, evaluate it and shape its hooks.
 /// `settings` is what the shape receives besides the module; its files are
 /// `grants`.
+/// `entries` are the modules to load, in order: the candidate's entry,
+/// or several entries of its folder (a pi package's extensions), whose
+/// namespaces the shape receives, in order, under
+/// `Symbol.for("yohost.entries")`.
 pub fn load_with(
-    candidate: &Candidate,
-    flavor: &Flavor,
-    settings: &serde_json::Value,
-    grants: Grants,
-) -> Result<Loaded, LoadError> {
-    load_entries_with(
-        candidate,
-        std::slice::from_ref(&candidate.entry),
-        flavor,
-        settings,
-        grants,
-    )
-}
-
-/// [`load_with`] from several entries of the plugin's folder (a pi
-/// package's extensions): the shape receives a module whose default export
-/// holds their namespaces, in order, under `Symbol.for("yohost.entries")`.
-pub fn load_entries_with(
     candidate: &Candidate,
     entries: &[PathBuf],
     flavor: &Flavor,

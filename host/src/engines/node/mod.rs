@@ -194,25 +194,9 @@ pub fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> 
 
 /// Load a plugin of `flavor` on Node: start its process and load it there.
 /// `settings` is what the flavor's shape receives besides the module.
+/// `entries` are the modules to load, in order (see the embedded
+/// engine's [`load_with`](crate::engines::js::load_with)).
 pub fn load_with(
-    candidate: &Candidate,
-    flavor: &Flavor,
-    settings: &serde_json::Value,
-    grants: Grants,
-) -> Result<Loaded, LoadError> {
-    load_entries_with(
-        candidate,
-        std::slice::from_ref(&candidate.entry),
-        flavor,
-        settings,
-        grants,
-    )
-}
-
-/// [`load_with`] from several entries of the plugin's folder (a pi
-/// package's extensions): the shape receives a module whose default export
-/// holds their namespaces, in order, under `Symbol.for("yohost.entries")`.
-pub fn load_entries_with(
     candidate: &Candidate,
     entries: &[PathBuf],
     flavor: &Flavor,
