@@ -11,15 +11,28 @@
 //! - a dylib tool is offered and callable, and its log lines carry `run_id`.
 
 mod support;
+#[path = "support/wasm_guests.rs"]
+mod wasm_guests;
 
 use serde_json::json;
 use std::path::Path;
 use support::*;
+use wasm_guests::native_guest;
 use yohost::{PluginHost, Status};
+
+/// The built cdylib `example`: the rust-policy and rust-tool examples come
+/// from the native guests (they are examples of the command's package, which
+/// `cargo test -p yohost` does not build), the fixtures from this package.
+fn dylib(example: &str) -> std::path::PathBuf {
+    match example {
+        "example_policy" | "example_tool" => native_guest(example),
+        fixture => example_dylib(fixture),
+    }
+}
 
 /// Put the built cdylib `example` in `dir/<name>/` with a manifest.
 fn install(dir: &Path, name: &str, example: &str, manifest_extra: &str) {
-    let lib = example_dylib(example);
+    let lib = dylib(example);
     write(
         dir,
         &format!("{name}/plugin.toml"),
@@ -188,7 +201,7 @@ async fn bad_libraries_are_refused_and_the_rest_load() {
     );
     write(dir.path(), "broken/plugin.toml", "mode = [");
     install(dir.path(), "twin", "example_policy", "");
-    let tool = example_dylib("example_tool");
+    let tool = native_guest("example_tool");
     write(
         dir.path(),
         "twin2/plugin.toml",

@@ -12,6 +12,8 @@
 //! live in a test binary of their own and take turns.
 
 mod support;
+#[path = "support/wasm_guests.rs"]
+mod wasm_guests;
 
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -19,6 +21,7 @@ use std::hash::{Hash, Hasher};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use support::*;
+use wasm_guests::native_guest;
 use yohost::private_dir::PrivateDirError;
 use yohost::{LoadError, PluginHost};
 
@@ -74,7 +77,7 @@ async fn a_library_planted_under_the_copys_name_is_never_loaded() {
     let _restore = use_folders(cache.path(), Some(tmp.path()));
     let tagger = example_dylib("fixture_tagger");
     let bytes = std::fs::read(&tagger).unwrap();
-    let planted = std::fs::read(example_dylib("example_policy")).unwrap();
+    let planted = std::fs::read(native_guest("example_policy")).unwrap();
     let ext = std::env::consts::DLL_EXTENSION;
 
     let digest: String = Sha256::digest(&bytes)
@@ -169,7 +172,7 @@ async fn a_copy_changed_after_it_was_checked_is_checked_again() {
     let planted = folder.join("planted.tmp");
     std::fs::write(
         &planted,
-        std::fs::read(example_dylib("example_policy")).unwrap(),
+        std::fs::read(native_guest("example_policy")).unwrap(),
     )
     .unwrap();
     std::fs::rename(&planted, &copy).unwrap();
