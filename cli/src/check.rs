@@ -1,12 +1,14 @@
 //! `yohost check DIR`.
 
+use crate::builtins::{self, Replaced};
 use std::path::Path;
 use std::process::ExitCode;
 use yohost::{Mode, PluginReport, Status};
 
 /// Print every plugin of `dir` (only as its lock records them when
 /// `locked`) as a table, or as JSON
-/// (`{"plugins": [...]}`). Exits 1 when any plugin is refused (a required
+/// (`{"plugins": [...], "replaces_builtins": [...]}`, the built-in tools of
+/// `yohost run` that a pi extension replaces). Exits 1 when any plugin is refused (a required
 /// one fails every run until it is fixed), 0 otherwise.
 pub async fn check(dir: &Path, json: bool, locked: bool) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
@@ -14,14 +16,20 @@ pub async fn check(dir: &Path, json: bool, locked: bool) -> Result<ExitCode, Str
     // reported as their warnings.
     let host = crate::open_host(dir, true, locked)?;
     let report = host.report().await;
+    let names = builtins::names();
+    let replaced = builtins::replaced(names.iter().map(String::as_str), &report);
     if json {
-        let doc = serde_json::json!({ "plugins": report });
+        let replaced: Vec<_> = replaced
+            .iter()
+            .map(|r| serde_json::json!({"plugin": r.plugin, "tool": r.tool}))
+            .collect();
+        let doc = serde_json::json!({ "plugins": report, "replaces_builtins": replaced });
         println!(
             "{}",
             serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?
         );
     } else {
-        print_table(&report);
+        print_table(&report, &replaced);
     }
     if report.iter().any(|p| p.status == Status::Refused) {
         Ok(ExitCode::FAILURE)
@@ -30,7 +38,7 @@ pub async fn check(dir: &Path, json: bool, locked: bool) -> Result<ExitCode, Str
     }
 }
 
-fn print_table(report: &[PluginReport]) {
+fn print_table(report: &[PluginReport], replaced: &[Replaced]) {
     println!(
         "{:<24} {:<7} {:<11} {:<8} {:<9} {:<40} TOOLS",
         "NAME", "ENGINE", "ECOSYSTEM", "STATUS", "MODE", "HOOKS"
@@ -68,6 +76,12 @@ fn print_table(report: &[PluginReport]) {
         }
         for warning in &plugin.warnings {
             println!("    warning: {warning}");
+        }
+        for one in replaced.iter().filter(|r| r.plugin == plugin.name) {
+            println!(
+                "    replaces the built-in tool {} of `yohost run`",
+                one.tool
+            );
         }
     }
     let loaded = report.iter().filter(|p| p.status == Status::Loaded).count();

@@ -2,6 +2,7 @@
 
 mod add;
 mod bench;
+mod builtins;
 mod check;
 mod demo;
 mod lock;

@@ -251,20 +251,29 @@ impl Visit for Fields {
     }
 }
 
-/// A plugin log line, as printed.
+/// A plugin log line, as printed. A line with no run id was written while
+/// the plugin loaded, outside any run: it says `load` where a run's line
+/// names its run.
 fn log_line(f: &Fields, json: bool) -> String {
+    let run_id = f.get("run_id");
     if json {
-        serde_json::json!({"log": {
-            "run_id": f.get("run_id"), "plugin": f.get("plugin"),
-            "level": f.get("level"), "message": f.get("message"),
-        }})
-        .to_string()
+        let mut line = serde_json::json!({
+            "plugin": f.get("plugin"), "level": f.get("level"), "message": f.get("message"),
+        });
+        match run_id {
+            "" => line["phase"] = "load".into(),
+            run_id => line["run_id"] = run_id.into(),
+        }
+        serde_json::json!({ "log": line }).to_string()
     } else {
+        let when = match run_id {
+            "" => "load".to_string(),
+            run_id => format!("run {}", short(run_id)),
+        };
         format!(
-            "  [{} {} run {}] {}",
+            "  [{} {} {when}] {}",
             f.get("plugin"),
             f.get("level"),
-            short(f.get("run_id")),
             f.get("message")
         )
     }
@@ -340,7 +349,13 @@ where
                     Slot::of(&call.hook, &call.call_id)
                 })
             });
-            self.held.push(slot, log_line(&fields, self.json));
+            let line = log_line(&fields, self.json);
+            if fields.get("run_id").is_empty() {
+                // Written while the plugin loaded: before any run, so now.
+                let _ = writeln!(std::io::stdout().lock(), "{line}");
+            } else {
+                self.held.push(slot, line);
+            }
         }
     }
 }
@@ -402,6 +417,7 @@ impl RunHooks for PrintHooks {
         }
         let line = if self.json {
             let mut value = serde_json::to_value(event).unwrap_or_default();
+            make_errors_readable(&mut value);
             if let Some(object) = value.as_object_mut() {
                 object.insert("run_id".into(), self.run_id.clone().into());
             }
@@ -446,6 +462,24 @@ fn failed_with(messages: &[AgentMessage]) -> Option<String> {
 /// which says nothing to the reader, so it is left out.
 fn readable(error: &str) -> String {
     error.replacen("] take_failure failed: ", "] ", 1)
+}
+
+/// Every `errorMessage` in an event, as [`readable`] tells it.
+fn make_errors_readable(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(object) => {
+            for (key, field) in object.iter_mut() {
+                match field {
+                    serde_json::Value::String(error) if key == "errorMessage" => {
+                        *error = readable(error)
+                    }
+                    _ => make_errors_readable(field),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(make_errors_readable),
+        _ => {}
+    }
 }
 
 fn text_of(content: &[Content]) -> String {

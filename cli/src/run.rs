@@ -1,5 +1,6 @@
 //! `yohost run DIR --prompt TEXT`.
 
+use crate::builtins;
 use crate::demo::DemoFolder;
 use crate::output::{init_run_logs, EventPrinter};
 use crate::script;
@@ -75,8 +76,18 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     };
     let agent = match (args.no_builtin_tools, &demo) {
         (true, _) => agent,
-        (false, Some(demo)) => agent.with_tools(demo.tools()),
-        (false, None) => agent.with_tools(yoagent::tools::default_tools()),
+        (false, demo) => {
+            let tools = match demo {
+                Some(demo) => demo.tools(),
+                None => yoagent::tools::default_tools(),
+            };
+            let report = host.report().await;
+            let replaced = builtins::replaced(tools.iter().map(|t| t.name()), &report);
+            for one in &replaced {
+                println!("{}", builtins::describe(one, args.json));
+            }
+            agent.with_tools(builtins::without(tools, &replaced))
+        }
     };
     let last_error = Arc::new(Mutex::new(None));
     let mut agent = agent

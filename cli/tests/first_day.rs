@@ -12,7 +12,9 @@
 //! - `check`'s table gives a malformed manifest's whole reason on one
 //!   line, and each plugin's mode and grants;
 //! - the scripted model gives every tool call an id of its own;
-//! - `yohost new`'s hints name SDKs that exist (this checkout's).
+//! - `yohost new`'s hints name SDKs that exist (this checkout's);
+//! - a line a plugin writes while it loads is shown as the load's, before
+//!   the run, not as a run's with an empty run id.
 
 mod common;
 #[path = "../../host/tests/support/mod.rs"]
@@ -163,6 +165,17 @@ fn a_rejected_reply_is_reported_as_a_failure_with_the_shape_expected() {
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(failed.contains("plugin 'observer'"), "{failed}");
     assert!(!failed.contains("take_failure"), "{failed}");
+    // Nor does the JSON form, to its last event.
+    let (code, stdout, _) = run_script(failing.path(), true, work.path());
+    assert_eq!(code, Some(1), "{stdout}");
+    let end = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["type"] == "agentEnd")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let end = end.to_string();
+    assert!(end.contains("plugin 'observer'"), "{end}");
+    assert!(!end.contains("take_failure"), "{end}");
 }
 
 #[test]
@@ -283,4 +296,48 @@ fn the_scaffolds_hints_name_sdks_that_exist() {
         .strip_prefix("file:")
         .unwrap_or_else(|| panic!("{package}"));
     assert!(Path::new(sdk).join("yohost.d.ts").is_file(), "{package}");
+}
+
+#[test]
+fn a_line_written_at_load_is_shown_as_the_loads_before_the_run() {
+    let plugins = plugin_dir();
+    write(
+        plugins.path(),
+        "chatty.ts",
+        "console.log(\"hello at load\");\nexport default { before_tool() { console.log(\"in a call\"); return null; } };\n",
+    );
+    let work = plugin_dir();
+    write(
+        work.path(),
+        "script.json",
+        r#"[{"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]}, {"text": "done"}]"#,
+    );
+    let (code, stdout, _) = run_script(plugins.path(), false, work.path());
+    assert_eq!(code, Some(0), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at_load = lines
+        .iter()
+        .position(|l| *l == "  [chatty info load] hello at load")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let started = lines
+        .iter()
+        .position(|l| l.starts_with("run ") && l.ends_with(" started"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(at_load < started, "{stdout}");
+    assert!(stdout.contains("info run "), "{stdout}");
+
+    let (_, stdout, _) = run_script(plugins.path(), true, work.path());
+    let logs: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|l| l.get("log").cloned())
+        .collect();
+    let load = logs
+        .iter()
+        .find(|l| l["message"] == "hello at load")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(load["phase"], "load", "{load}");
+    assert!(load.get("run_id").is_none(), "{load}");
+    let in_call = logs.iter().find(|l| l["message"] == "in a call").unwrap();
+    assert!(!in_call["run_id"].as_str().unwrap().is_empty(), "{in_call}");
 }

@@ -5,7 +5,9 @@
 //!   swapped one, since the host loads the very bytes it hashed;
 //! - live reload goes on under the lock: a change that differs from it
 //!   refuses the plugin, naming the file, and putting the locked content
-//!   back loads it again.
+//!   back loads it again;
+//! - the packages a plugin depends on are locked one hash per package
+//!   (`node_modules/NAME/`), and a change inside one is refused naming it.
 
 mod support;
 
@@ -121,4 +123,66 @@ async fn live_reload_under_a_lock_loads_only_locked_content() {
     let plugin = swap_plugin(&host).await;
     assert_eq!(plugin.status, Status::Loaded, "{plugin}");
     assert_eq!(plugin.tools, ["locked_tool"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dependency_is_locked_as_one_package_and_named_when_it_changes() {
+    let plugins = plugin_dir();
+    write(
+        plugins.path(),
+        "swap/index.ts",
+        "import { name } from \"dep\";\nimport { other } from \"@scope/other\";\nexport default { tools: [{ name: name + other, run() { return \"ok\"; } }] };\n",
+    );
+    let (dep, _) = (
+        write(
+            plugins.path(),
+            "swap/node_modules/dep/index.js",
+            "export const name = \"locked\";\n",
+        ),
+        write(
+            plugins.path(),
+            "swap/node_modules/dep/package.json",
+            "{\"name\": \"dep\", \"main\": \"index.js\"}",
+        ),
+    );
+    write(
+        plugins.path(),
+        "swap/node_modules/@scope/other/index.js",
+        "export const other = \"_tool\";\n",
+    );
+    write(
+        plugins.path(),
+        "swap/node_modules/@scope/other/package.json",
+        "{\"name\": \"@scope/other\", \"main\": \"index.js\"}",
+    );
+    lock(plugins.path());
+    let lock = Lockfile::read(plugins.path()).unwrap();
+    let files: Vec<&str> = lock
+        .get("swap")
+        .unwrap()
+        .files
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "index.ts",
+            "node_modules/@scope/other/",
+            "node_modules/dep/"
+        ]
+    );
+
+    let host = PluginHost::builder(plugins.path())
+        .locked(true)
+        .open()
+        .unwrap();
+    assert_eq!(swap_plugin(&host).await.tools, ["locked_tool"]);
+
+    replace(&dep, "export const name = \"swapped\";\n");
+    host.reload();
+    let plugin = swap_plugin(&host).await;
+    assert_eq!(plugin.status, Status::Refused, "{plugin}");
+    let reason = plugin.reason.unwrap_or_default();
+    assert!(reason.contains("node_modules/dep/ changed"), "{reason}");
 }

@@ -28,6 +28,13 @@
 //!   another reason wins over the need for Node; in a live directory the
 //!   engine follows the plugin's `node_modules`.
 //!
+//! - under `auto`, a plugin with a package file over the embedded engine's
+//!   1 MiB source limit runs on Node, and `check` names the file; held to
+//!   the embedded engine it is refused naming it;
+//! - a JSON module imported with `with { type: "json" }` loads; a throw in
+//!   stripped TypeScript, at load or in a tool, names the line of the
+//!   TypeScript source.
+//!
 //! Every test is skipped, saying why, when `node` is not on PATH.
 
 #[path = "../../host/tests/support/mod.rs"]
@@ -726,4 +733,117 @@ export default definePlugin({ before_model: () => ({ note: token }) });
     run(&mut agent, "go").await;
     let seen = format!("{:?}", requests.lock().unwrap());
     assert!(seen.contains("tiny-word"), "{seen}");
+}
+
+/// Types spread over lines before the code, so that stripping them moves
+/// it up: the tool's throw is on line 14 of the source; the JSON module is
+/// imported with its attribute.
+const POSITIONED: &str = r#"import data from "./data.json" with { type: "json" };
+interface Options {
+  a: string;
+  b: number;
+}
+type Alias = { x: Options };
+export default {
+  tools: [
+    {
+      name: "word",
+      run(): string {
+        const unused: Alias | undefined = undefined;
+        void unused;
+        throw new Error("boom with " + data.word);
+      },
+    },
+  ],
+};
+"#;
+
+#[tokio::test]
+async fn json_imports_load_and_throws_name_the_typescript_line_on_node() {
+    needs_node!();
+    let (logs, _guard) = capture_logs();
+    let dir = plugin_dir();
+    write(dir.path(), "positioned/index.ts", POSITIONED);
+    write(dir.path(), "positioned/data.json", r#"{"word": "json"}"#);
+    write(dir.path(), "positioned/plugin.toml", NODE);
+    let at_load = POSITIONED.replace(
+        "export default {",
+        "const fail: boolean = true;\nif (fail) throw new Error(\"boom at load\");\nexport default {",
+    );
+    write(dir.path(), "at-load/index.ts", &at_load);
+    write(dir.path(), "at-load/data.json", r#"{"word": "json"}"#);
+    write(dir.path(), "at-load/plugin.toml", NODE);
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+    assert_eq!(
+        reported(&report, "positioned").status,
+        Status::Loaded,
+        "{report:?}"
+    );
+    let refused = reported(&report, "at-load");
+    let reason = refused.reason.clone().unwrap_or_default();
+    assert!(reason.contains("boom at load"), "{reason}");
+    assert!(reason.contains("index.ts:8"), "{reason}");
+
+    let (agent, _) = scripted(vec![call("word", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    assert!(results[0].2, "{results:?}");
+    let logged = serde_json::to_string(&logs.lines()).unwrap();
+    assert!(logged.contains("boom with json"), "{logged}");
+    assert!(logged.contains("index.ts:14"), "{logged}");
+}
+
+/// A tool plugin whose npm package is one file of 1.2 MiB.
+fn install_large(dir: &Path, manifest: &str) {
+    write(
+        dir,
+        "large/index.ts",
+        "import { answer } from \"big\";\nexport default { tools: [{ name: \"big\", run: () => answer }] };\n",
+    );
+    write(
+        dir,
+        "large/node_modules/big/package.json",
+        r#"{"name": "big", "main": "index.js"}"#,
+    );
+    let padding = format!("/*{}*/\n", "x".repeat(1200 * 1024));
+    write(
+        dir,
+        "large/node_modules/big/index.js",
+        &format!("{padding}exports.answer = \"from a large file\";\n"),
+    );
+    write(dir, "large/plugin.toml", manifest);
+}
+
+#[tokio::test]
+async fn auto_runs_a_plugin_with_a_file_over_the_embedded_limit_on_node() {
+    needs_node!();
+    let dir = plugin_dir();
+    install_large(dir.path(), "");
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+    let large = reported(&report, "large");
+    assert_eq!(large.status, Status::Loaded, "{report:?}");
+    assert_eq!(large.engine.as_deref(), Some("node"));
+    let why = large.routed.clone().unwrap_or_default();
+    assert!(
+        why.contains("index.js is ") && why.contains("over the embedded engine's limit"),
+        "{why}"
+    );
+    let (agent, _) = scripted(vec![call("big", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    assert_eq!(results[0].1, "from a large file", "{results:?}");
+
+    let embedded = plugin_dir();
+    install_large(embedded.path(), "engine = \"embedded\"\n");
+    let host = PluginHost::open(embedded.path()).unwrap();
+    let report = host.report().await;
+    let refused = reported(&report, "large");
+    assert_eq!(refused.status, Status::Refused, "{report:?}");
+    let reason = refused.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("over the embedded engine's limit"),
+        "{reason}"
+    );
 }

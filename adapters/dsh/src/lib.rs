@@ -82,12 +82,17 @@ pub const PROVIDED_ON_NODE: &[&str] = &[
 /// dependency, so it is not installed with them).
 const BUILTINS: &[Builtin] = &[module!("@deepseek-ai/dsh-tools", "dsh-tools.js")];
 
+/// The packages the adapter serves whole: a path inside
+/// `@deepseek-ai/dsh-tools` is refused by name, not taken from a copy.
+const OWNED: &[&str] = &["@deepseek-ai/dsh-tools"];
+
 /// The DSH flavor of the embedded engine: `@deepseek-ai/dsh-tools` as a
 /// built-in module, and a shape that runs `apply(ctx, config)` against the
 /// adapter's `ctx`. Other packages (`zod`, `@deepseek-ai/schemastery`) come
 /// from the plugin's own `node_modules`.
 pub const FLAVOR: Flavor = Flavor {
     builtins: BUILTINS,
+    owned: OWNED,
     internals: internals!("services.js"),
     shape: "dsh:shape",
     prelude: None,
@@ -98,6 +103,7 @@ pub const FLAVOR: Flavor = Flavor {
 /// [`PROVIDED_ON_NODE`] (`js/node/services.js`).
 pub const NODE_FLAVOR: Flavor = Flavor {
     builtins: BUILTINS,
+    owned: OWNED,
     internals: internals!("node/services.js"),
     shape: "dsh:shape",
     prelude: None,

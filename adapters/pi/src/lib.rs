@@ -85,6 +85,21 @@ pub const BUILTINS: &[Builtin] = &[
     module!("readline", "readline.js"),
 ];
 
+/// pi's own packages, which the adapter serves whatever version the
+/// extension's `node_modules` holds, as pi does: a path inside one that
+/// [`BUILTINS`] does not list (`@earendil-works/pi-ai/oauth`) refuses the
+/// extension, naming it.
+pub const OWNED: &[&str] = &[
+    "@earendil-works/pi-coding-agent",
+    "@mariozechner/pi-coding-agent",
+    "@earendil-works/pi-ai",
+    "@mariozechner/pi-ai",
+    "@earendil-works/pi-agent-core",
+    "@mariozechner/pi-agent-core",
+    "@earendil-works/pi-tui",
+    "@mariozechner/pi-tui",
+];
+
 /// The adapter's own modules: the shape, by concern, and the file
 /// functions `node:fs` and `node:fs/promises` share.
 const INTERNALS: &[Builtin] = &[
@@ -116,6 +131,7 @@ const INTERNALS: &[Builtin] = &[
 /// processes go through the host's services, within the manifest's grants.
 pub const PI: Flavor = Flavor {
     builtins: BUILTINS,
+    owned: OWNED,
     internals: INTERNALS,
     shape: "pi:shape",
     prelude: Some("pi:globals"),

@@ -1,7 +1,9 @@
 //! pi packages as people publish them, on both engines:
 //! - pi's own packages (`@earendil-works/pi-*`, `/compat` too) are the
 //!   adapter's, the pi it follows (1.6.0), whatever version npm put in the
-//!   extension's `node_modules` as a peer;
+//!   extension's `node_modules` as a peer; a path of them the adapter does
+//!   not serve (`pi-ai/oauth`) refuses the extension, naming it, and is
+//!   not taken from that copy;
 //! - every extension a package lists loads (files, folders, globs), as do
 //!   those of a bare `extensions/` folder;
 //! - a package that depends on pi's packages is a pi extension without a
@@ -174,4 +176,49 @@ async fn a_package_that_depends_on_pi_is_pi_without_a_pi_field() {
     let compiled = reported(&report, "compiled");
     assert_eq!(compiled.ecosystem.as_deref(), Some("pi"), "{compiled:?}");
     assert_eq!(answer(&host, "compiled").await, ("ok".to_string(), false));
+}
+
+#[tokio::test]
+async fn a_path_of_pis_packages_the_adapter_does_not_serve_is_refused_by_name() {
+    for engine in engines() {
+        let dir = plugin_dir();
+        let package = dir.path().join("oauth");
+        write(
+            &package,
+            "package.json",
+            r#"{"name": "oauth", "type": "module", "pi": {"extensions": ["./index.ts"]},
+                "peerDependencies": {"@earendil-works/pi-ai": "*"}}"#,
+        );
+        write(
+            &package,
+            "node_modules/@earendil-works/pi-ai/package.json",
+            r#"{"name": "@earendil-works/pi-ai", "version": "1.6.0", "type": "module", "exports": {"./oauth": "./oauth.js"}}"#,
+        );
+        write(
+            &package,
+            "node_modules/@earendil-works/pi-ai/oauth.js",
+            "export const login = () => \"the copy in node_modules\";\n",
+        );
+        write(
+            &package,
+            "index.ts",
+            &format!(
+                "import {{ login }} from \"@earendil-works/pi-ai/oauth\";\n{}",
+                extension("login", "login()")
+            ),
+        );
+        if engine == "node" {
+            write(&package, "plugin.toml", "engine = \"node\"\n");
+        }
+        let host = open_with_node(dir.path());
+        let report = host.report().await;
+        let refused = reported(&report, "oauth");
+        let reason = refused.reason.clone().unwrap_or_default();
+        assert!(
+            reason.contains("imports \"@earendil-works/pi-ai/oauth\": `@earendil-works/pi-ai` is served by the host")
+                && reason.contains("@earendil-works/pi-ai/compat"),
+            "{engine}: {reason}"
+        );
+        assert_eq!(refused.engine.as_deref(), engine_name(engine), "{engine}");
+    }
 }

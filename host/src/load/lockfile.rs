@@ -5,7 +5,11 @@
 //! it looks for plugins). For each plugin it records the name, where it came
 //! from (`npm:NAME@VERSION`, or `path:…` for a folder or a `.tgz`, or
 //! `local` for what the directory held), npm's integrity hash when there is
-//! one, and a SHA-256 of each of its files and of them all.
+//! one, and a SHA-256 of each of its files and of them all. The packages
+//! it depends on are recorded one hash per package: each folder
+//! `node_modules/NAME` (or `node_modules/@SCOPE/NAME`) under the plugin's
+//! folder is one entry, `node_modules/NAME/`, the hash of its files' paths
+//! and hashes, so a change in one is named by its package.
 //!
 //! A plugin's files are everything in its folder (the file alone for a
 //! single-file plugin), `node_modules` included, but not `.git`,
@@ -66,7 +70,8 @@ pub struct Locked {
     pub integrity: Option<String>,
     /// `sha256:` and the hash of all its files (see [`Hashed::total`]).
     pub hash: String,
-    /// Each file, by its path in the plugin's folder, with its SHA-256.
+    /// Each file, by its path in the plugin's folder, and each package it
+    /// depends on (`node_modules/NAME/`), with its SHA-256.
     pub files: BTreeMap<String, String>,
 }
 
@@ -74,8 +79,59 @@ pub struct Locked {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hashed {
     /// Each file's SHA-256 (hex), by its path (`/`-separated) in the
-    /// plugin's folder; an entry outside it is named `entry:FILE`.
+    /// plugin's folder (an entry outside it is named `entry:FILE`), and each
+    /// package under its `node_modules` as one entry (see the module docs).
     pub files: BTreeMap<String, String>,
+}
+
+/// Files gathered one by one, the ones of a package under `node_modules`
+/// by package, until [`Gathered::hashed`] folds each package into one hash.
+#[derive(Default)]
+struct Gathered {
+    files: BTreeMap<String, String>,
+    packages: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl Gathered {
+    /// Record the file at `relative` with its bytes' hash.
+    fn add(&mut self, relative: &str, bytes: &[u8]) {
+        let hash = sha256(bytes);
+        match package_of(relative) {
+            Some((package, inside)) => {
+                self.packages
+                    .entry(package.to_string())
+                    .or_default()
+                    .insert(inside.to_string(), hash);
+            }
+            None => {
+                self.files.insert(relative.to_string(), hash);
+            }
+        }
+    }
+
+    /// Every file and every package, with its hash.
+    fn hashed(self) -> Hashed {
+        let mut files = self.files;
+        for (package, inside) in self.packages {
+            files.insert(
+                package,
+                Hashed { files: inside }.total()["sha256:".len()..].into(),
+            );
+        }
+        Hashed { files }
+    }
+}
+
+/// The package folder (`node_modules/NAME/` or `node_modules/@SCOPE/NAME/`)
+/// that `relative` lies in, and its path inside it.
+fn package_of(relative: &str) -> Option<(&str, &str)> {
+    let rest = relative.strip_prefix("node_modules/")?;
+    let depth = if rest.starts_with('@') { 2 } else { 1 };
+    let mut end = "node_modules/".len();
+    for _ in 0..depth {
+        end += relative[end..].find('/')? + 1;
+    }
+    Some((&relative[..end], &relative[end..]))
 }
 
 impl Hashed {
@@ -151,12 +207,12 @@ impl Lockfile {
 
 /// The hashes of `candidate`'s files as they are now.
 pub fn hash_plugin(candidate: &Candidate) -> Result<Hashed, String> {
-    let mut hashed = Hashed::default();
+    let mut gathered = Gathered::default();
     walk(candidate, &mut |relative, bytes| {
-        hashed.files.insert(relative.to_string(), sha256(&bytes));
+        gathered.add(relative, &bytes);
         Ok(())
     })?;
-    Ok(hashed)
+    Ok(gathered.hashed())
 }
 
 /// Copy `candidate` into a private folder, hashing each file's bytes as it
@@ -188,7 +244,7 @@ pub(crate) fn snapshot(
     } else {
         copy.path().to_path_buf()
     };
-    let mut hashed = Hashed::default();
+    let mut gathered = Gathered::default();
     let mut entry_copy = None;
     walk(candidate, &mut |relative, bytes| {
         let target = match relative.strip_prefix("entry:") {
@@ -202,11 +258,11 @@ pub(crate) fn snapshot(
         if entry_path(candidate, relative) {
             entry_copy = Some(target);
         }
-        hashed.files.insert(relative.to_string(), sha256(&bytes));
+        gathered.add(relative, &bytes);
         Ok(())
     })
     .map_err(&refuse)?;
-    if let Some(why) = hashed.differences(&locked.files) {
+    if let Some(why) = gathered.hashed().differences(&locked.files) {
         return Err(refuse(format!("its files differ from {LOCK_FILE}: {why}")));
     }
     let mut loaded = candidate.clone();

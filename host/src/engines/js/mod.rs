@@ -50,7 +50,7 @@ use crate::load::grants::Grants;
 use crate::load::loaded::Loaded;
 use crate::load::manifest::Network;
 use crate::sandbox::ProcessSandbox;
-use modules::{add_flavor, gather, Builtin, GatherError};
+use modules::{add_flavor, gather, Builtin, GatherError, Served};
 use runtime::{Program, Sandbox};
 use services::{DryRun, FileAccess, Services};
 use std::path::PathBuf;
@@ -68,6 +68,12 @@ pub struct Flavor {
     /// The modules plugins may import by bare name. A name here wins over
     /// a package of the same name in the plugin's `node_modules`.
     pub builtins: &'static [Builtin],
+    /// Packages the flavor serves whole, by name (`@scope/name`): an import
+    /// of one of them, or of a path inside one, that `builtins` does not
+    /// list is refused, naming it. It is never taken from the plugin's
+    /// `node_modules`, whose copy may be another version than the one the
+    /// flavor follows.
+    pub owned: &'static [&'static str],
     /// The flavor's own modules, importable only by its other modules: the
     /// shape's parts, code its built-ins share.
     pub internals: &'static [Builtin],
@@ -195,7 +201,10 @@ pub fn load_with(
         candidate.base_dir(),
         &candidate.own_paths(),
         entries,
-        flavor.builtins,
+        Served {
+            builtins: flavor.builtins,
+            owned: flavor.owned,
+        },
     )
     .map_err(refused)?;
     add_flavor(&mut modules, flavor).map_err(refused)?;

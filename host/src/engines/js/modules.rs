@@ -22,10 +22,11 @@
 use super::commonjs::{self, Required};
 use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
-use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
+use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES as MAX_PARSED_BYTES};
 use super::Flavor;
 use crate::load::grants::{lexical, Confined};
 use crate::load::routing::{NodeNeed, NodeNeeds};
+use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::sync::lock;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -145,8 +146,9 @@ pub(crate) fn gather(
     base_dir: &Path,
     own: &[PathBuf],
     entries: &[PathBuf],
-    builtins: &[Builtin],
+    served: Served<'_>,
 ) -> Result<ModuleSet, GatherError> {
+    let builtins = served.builtins;
     let base_dir = base_dir
         .canonicalize()
         .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", base_dir.display())))?;
@@ -194,6 +196,15 @@ pub(crate) fn gather(
             continue;
         }
         let source = read_source(&folder, &base_dir, &file)?;
+        if source.len() as u64 > MAX_PARSED_BYTES {
+            // Node reads it; this engine's parser does not go that far.
+            needs.add(NodeNeed::LargeSource {
+                file: file.clone(),
+                bytes: source.len() as u64,
+                limit: MAX_PARSED_BYTES,
+            });
+            continue;
+        }
         set.files.insert(name.clone());
         let format = packages.format_of(&file, &source);
         if format != Format::Module {
@@ -202,7 +213,7 @@ pub(crate) fn gather(
                 own,
                 folder: &folder,
                 packages: &packages,
-                builtins,
+                served,
                 native: &mut native,
                 needs: &mut needs,
             };
@@ -231,6 +242,10 @@ pub(crate) fn gather(
                 let target_name = module_name(&base_dir, &target);
                 queue.push(target);
                 target_name
+            } else if let Some(package) = served.owner(specifier) {
+                return Err(GatherError::Refused(
+                    served.not_served(&file, specifier, package),
+                ));
             } else {
                 let target = match packages.resolve(&file, specifier, Request::Import) {
                     Err(PackageError::NodeBuiltin(module)) => {
@@ -430,6 +445,46 @@ fn refused_import(
     ))
 }
 
+/// What a flavor serves by name: its built-in modules, and the packages it
+/// owns whole ([`Flavor::owned`](super::Flavor::owned)).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Served<'a> {
+    /// The modules plugins may import by bare name.
+    pub(crate) builtins: &'a [Builtin],
+    /// The packages no path of which comes from the plugin's `node_modules`.
+    pub(crate) owned: &'a [&'a str],
+}
+
+impl Served<'_> {
+    /// The owned package `specifier` is, or lies in.
+    fn owner(&self, specifier: &str) -> Option<&str> {
+        self.owned.iter().copied().find(|package| {
+            specifier
+                .strip_prefix(package)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    }
+
+    /// Why `file` may not import `specifier`, a path of owned `package`
+    /// the flavor does not serve.
+    fn not_served(&self, file: &Path, specifier: &str, package: &str) -> String {
+        let offered: Vec<&str> = self
+            .builtins
+            .iter()
+            .map(|b| b.specifier)
+            .filter(|s| {
+                s.strip_prefix(package)
+                    .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+            })
+            .collect();
+        format!(
+            "{} imports \"{specifier}\": `{package}` is served by the host, not taken from node_modules, and it serves only {}",
+            file.display(),
+            offered.join(", ")
+        )
+    }
+}
+
 /// Where a plugin's modules are found: its folder, its packages and the
 /// flavor's built-ins; and what it needs from Node.
 struct Found<'a> {
@@ -437,7 +492,7 @@ struct Found<'a> {
     own: &'a [PathBuf],
     folder: &'a Confined,
     packages: &'a Packages,
-    builtins: &'a [Builtin],
+    served: Served<'a>,
     native: &'a mut NativeAddons,
     needs: &'a mut NodeNeeds,
 }
@@ -462,13 +517,18 @@ fn gather_commonjs(
         let analysis = commonjs::analyze(file, source).map_err(GatherError::Invalid)?;
         let mut required = Vec::new();
         for specifier in &analysis.requires {
-            let target = if let Some(builtin) =
-                found.builtins.iter().find(|b| b.specifier == specifier)
+            let target = if let Some(builtin) = found
+                .served
+                .builtins
+                .iter()
+                .find(|b| b.specifier == specifier)
             {
                 set.sources
                     .entry(builtin.specifier.to_string())
                     .or_insert(Cow::Borrowed(builtin.source));
                 Required::Module(builtin.specifier.to_string())
+            } else if let Some(package) = found.served.owner(specifier) {
+                Required::Missing(found.served.not_served(file, specifier, package))
             } else {
                 match found.packages.resolve(file, specifier, Request::Require) {
                     Ok(target) if !is_own(found.own, &target) => {
@@ -504,7 +564,14 @@ fn gather_commonjs(
                     }
                     Err(
                         refused @ (PackageError::Outside { .. } | PackageError::Unreadable { .. }),
-                    ) => return Err(refused_import(file, specifier, found.builtins, &refused)),
+                    ) => {
+                        return Err(refused_import(
+                            file,
+                            specifier,
+                            found.served.builtins,
+                            &refused,
+                        ))
+                    }
                     Err(other) => {
                         Required::Missing(format!("Cannot find module '{specifier}': {other}"))
                     }
@@ -702,6 +769,87 @@ mod tests {
         source: "export const x = 1;",
     };
 
+    /// The test flavor: `yohost` built in, and the package `owned` served
+    /// whole, of which only its root and `owned/served` are offered.
+    fn sdk() -> Served<'static> {
+        const BUILTINS: &[Builtin] = &[
+            SDK,
+            Builtin {
+                specifier: "owned",
+                source: "export const o = 1;",
+            },
+            Builtin {
+                specifier: "owned/served",
+                source: "export const s = 1;",
+            },
+        ];
+        Served {
+            builtins: BUILTINS,
+            owned: &["owned"],
+        }
+    }
+
+    #[test]
+    fn a_path_of_an_owned_package_is_never_taken_from_node_modules() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path();
+        for (file, text) in [
+            ("node_modules/owned/package.json", r#"{"name": "owned", "exports": {"./oauth": "./oauth.js"}}"#),
+            ("node_modules/owned/oauth.js", "export const login = 1;"),
+            ("node_modules/owned-other/package.json", r#"{"name": "owned-other", "main": "i.js"}"#),
+            ("node_modules/owned-other/i.js", "export const other = 1;"),
+            ("served.ts", "import { s } from \"owned/served\"; import { other } from \"owned-other\"; console.log(s, other);"),
+            ("oauth.ts", "import { login } from \"owned/oauth\"; console.log(login);"),
+        ] {
+            std::fs::create_dir_all(plugin.join(file).parent().unwrap()).unwrap();
+            std::fs::write(plugin.join(file), text).unwrap();
+        }
+        let set = gather(plugin, &own(plugin), &[plugin.join("served.ts")], sdk()).unwrap();
+        assert_eq!(
+            set.resolve("served.ts", "owned/served"),
+            Some("owned/served")
+        );
+        assert_eq!(
+            set.resolve("served.ts", "owned-other"),
+            Some("node_modules/owned-other/i.js")
+        );
+        let Err(GatherError::Refused(why)) =
+            gather(plugin, &own(plugin), &[plugin.join("oauth.ts")], sdk())
+        else {
+            panic!("a path of an owned package the flavor does not serve is refused");
+        };
+        assert!(
+            why.contains("imports \"owned/oauth\": `owned` is served by the host")
+                && why.contains("it serves only owned, owned/served"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_source_over_the_parsed_limit_is_a_need_for_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path();
+        let big = format!(
+            "/*{}*/ export const b = 1;",
+            "x".repeat(MAX_PARSED_BYTES as usize)
+        );
+        std::fs::write(plugin.join("big.js"), big).unwrap();
+        std::fs::write(
+            plugin.join("a.ts"),
+            "import { b } from \"./big.js\"; console.log(b);",
+        )
+        .unwrap();
+        let Err(GatherError::NeedsNode(needs)) =
+            gather(plugin, &own(plugin), &[plugin.join("a.ts")], sdk())
+        else {
+            panic!("a source over the parsed limit needs Node");
+        };
+        assert!(
+            matches!(&needs.0[..], [NodeNeed::LargeSource { limit, .. }] if *limit == MAX_PARSED_BYTES),
+            "{needs}"
+        );
+    }
+
     #[test]
     fn relative_files_and_builtins_are_linked() {
         let dir = tempfile::tempdir().unwrap();
@@ -720,7 +868,7 @@ mod tests {
             dir.path(),
             &own(dir.path()),
             &[dir.path().join("index.ts")],
-            &[SDK],
+            sdk(),
         )
         .unwrap();
         assert_eq!(set.entry, "index.ts");
@@ -746,7 +894,7 @@ mod tests {
         )
         .unwrap();
         let Err(GatherError::NeedsNode(needs)) =
-            gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], &[SDK])
+            gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], sdk())
         else {
             panic!("node:fs is a need for Node");
         };
@@ -760,7 +908,7 @@ mod tests {
             .collect();
         assert_eq!(modules, ["node:fs", "node:net"]);
         let Err(GatherError::Refused(why)) =
-            gather(&plugin, &own(&plugin), &[plugin.join("b.ts")], &[SDK])
+            gather(&plugin, &own(&plugin), &[plugin.join("b.ts")], sdk())
         else {
             panic!("an escape must be refused, whatever else the file needs");
         };
@@ -818,7 +966,7 @@ mod tests {
             )
             .unwrap();
             let Err(GatherError::Refused(why)) =
-                gather(&plugin, &own(&plugin), &[plugin.join(importer)], &[SDK])
+                gather(&plugin, &own(&plugin), &[plugin.join(importer)], sdk())
             else {
                 panic!("{specifier} must be refused");
             };
@@ -833,7 +981,7 @@ mod tests {
             "import { s } from \"./inside.ts\"; export default s;",
         )
         .unwrap();
-        let set = gather(&plugin, &own(&plugin), &[plugin.join("c.ts")], &[SDK]).unwrap();
+        let set = gather(&plugin, &own(&plugin), &[plugin.join("c.ts")], sdk()).unwrap();
         assert_eq!(set.resolve("c.ts", "./inside.ts"), Some("lib/inner.ts"));
     }
 
@@ -849,7 +997,7 @@ mod tests {
             dir.path(),
             &own(dir.path()),
             &[dir.path().join("a.ts")],
-            &[SDK],
+            sdk(),
         ) else {
             panic!("missing names must be refused");
         };

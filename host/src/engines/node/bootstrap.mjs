@@ -121,12 +121,15 @@ function fileOf(specifier, from) {
 }
 
 const modules = new Map();
-let flavor = { builtins: {}, internals: {} };
+let flavor = { builtins: {}, owned: [], internals: {} };
 let pluginDir = "";
 let ownPaths = [];
 
-async function nodeModule(specifier) {
-  const namespace = await import(specifier);
+// A module Node loads itself, with the import's attributes (`with { type:
+// "json" }`), which Node requires for JSON.
+async function nodeModule(specifier, attributes) {
+  const options = attributes && Object.keys(attributes).length > 0 ? { with: attributes } : undefined;
+  const namespace = await import(specifier, options);
   const names = Object.keys(namespace);
   return new vm.SyntheticModule(names, function () {
     for (const name of names) this.setExport(name, namespace[name]);
@@ -142,7 +145,8 @@ function sourceModule(code, identifier, file) {
       meta.filename = file;
       meta.dirname = path.dirname(file);
     },
-    importModuleDynamically: async (specifier, referrer) => ready(await link(specifier, referrer)),
+    importModuleDynamically: async (specifier, referrer, attributes) =>
+      ready(await link(specifier, referrer, { attributes })),
   });
 }
 
@@ -166,13 +170,24 @@ function flavorModule(specifier) {
   return cached("flavor:" + specifier, () => sourceModule(code, specifier, null));
 }
 
-// The module `specifier` names, imported by module `referrer`.
-async function link(specifier, referrer) {
+// The module `specifier` names, imported by module `referrer` with the
+// import's attributes in `extra`.
+async function link(specifier, referrer, extra) {
   const from = referrer?.identifier ?? "";
+  const attributes = extra?.attributes;
   const fromFlavor = !path.isAbsolute(from);
   if (isBuiltin(specifier)) return cached("node:" + specifier, () => nodeModule(specifier));
   if (specifier in flavor.builtins || (fromFlavor && specifier in flavor.internals)) {
     return flavorModule(specifier);
+  }
+  // A package the flavor serves whole never comes from node_modules.
+  const within = (pkg, s) => s === pkg || s.startsWith(pkg + "/");
+  const owner = flavor.owned.find((pkg) => within(pkg, specifier));
+  if (owner !== undefined && !fromFlavor) {
+    const served = Object.keys(flavor.builtins).filter((s) => within(owner, s));
+    throw new Error(
+      `${from} imports "${specifier}": \`${owner}\` is served by the host, not taken from node_modules, and it serves only ${served.join(", ")}`,
+    );
   }
   // A flavor module may import a plugin's own file by its `file:` URL (an
   // adapter's service that must share a class with the plugin's packages),
@@ -189,12 +204,12 @@ async function link(specifier, referrer) {
     file = fileOf(specifier, from);
   } else {
     const url = import.meta.resolve(specifier, pathToFileURL(from).href);
-    if (!url.startsWith("file:")) return cached(url, () => nodeModule(url));
+    if (!url.startsWith("file:")) return cached(url, () => nodeModule(url, attributes));
     file = fileURLToPath(url);
   }
   // Only the plugin's own paths (a single-file plugin's neighbours are
   // other plugins), checked on the path as named and as resolved.
-  return plugin(ownFile(fs.realpathSync(ownFile(path.resolve(file), specifier, from)), specifier, from));
+  return plugin(ownFile(fs.realpathSync(ownFile(path.resolve(file), specifier, from)), specifier, from), attributes);
 }
 
 // `file`, if it lies in the plugin's own paths; else the import is refused.
@@ -207,7 +222,7 @@ function ownFile(file, specifier, from) {
 
 // A file of the plugin (or of a package): TypeScript through the host,
 // the plugin's own JavaScript as ES modules, the rest as Node loads it.
-async function plugin(file) {
+async function plugin(file, attributes) {
   const known = modules.get(file);
   if (known !== undefined) return known;
   const ext = path.extname(file);
@@ -215,7 +230,7 @@ async function plugin(file) {
   let module;
   if (TYPESCRIPT.includes(ext)) module = sourceModule(await transpiled(file), file, file);
   else if (ownScript) module = sourceModule(fs.readFileSync(file, "utf8"), file, file);
-  else module = await nodeModule(pathToFileURL(file).href);
+  else module = await nodeModule(pathToFileURL(file).href, attributes);
   return cached(file, () => module);
 }
 

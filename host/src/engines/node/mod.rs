@@ -303,6 +303,7 @@ fn launch(
             .iter()
             .map(|b| (b.specifier, b.source))
             .collect(),
+        owned: flavor.owned,
         internals: flavor
             .internals
             .iter()

@@ -33,6 +33,7 @@ use crate::call::error::CallError;
 use crate::call::plugin::CallLimits;
 use crate::call::unloads::Unload;
 use crate::engines::js::glue::{log_line, Caller, Shaped};
+use crate::engines::js::positions::{self, LineMap};
 use crate::engines::js::transpile::transpile;
 use crate::load::source::read_text;
 use crate::model::limits::MAX_SOURCE_BYTES;
@@ -40,7 +41,7 @@ use crate::model::sync::lock;
 use crate::sandbox::{PluginProcess, ProcessSandbox};
 use serde_json::value::RawValue;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -152,6 +153,9 @@ struct Shared {
     own: Vec<PathBuf>,
     entry: PathBuf,
     memory_bytes: u64,
+    /// Where the positions of each TypeScript file the host stripped are in
+    /// its source, by the path Node names the module by.
+    positions: Mutex<BTreeMap<String, LineMap>>,
     /// The subscriber of whoever started the process: lines outside calls.
     dispatch: tracing::Dispatch,
 }
@@ -193,6 +197,7 @@ impl Process {
             own: launch.own.clone(),
             entry: launch.entry.clone(),
             memory_bytes: launch.memory_bytes,
+            positions: Mutex::default(),
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
         });
         let process = Process {
@@ -499,13 +504,16 @@ impl Shared {
                 unknown,
                 unloads,
             })),
-            FromNode::Refused { message } => self.loaded(Err(StartError::Refused(message))),
+            FromNode::Refused { message } => {
+                self.loaded(Err(StartError::Refused(self.in_source(&message))))
+            }
             // Ended now, while what it started is still below it.
             FromNode::Unloaded => drop(self.kill()),
             FromNode::Done { id, reply } => {
                 answer(id, &|call| decode_json_reply(call, reply.get()))
             }
             FromNode::Fail { id, message } => {
+                let message = self.in_source(&message);
                 answer(id, &|_| Err(CallError::Guest(message.clone())))
             }
             FromNode::BadReply { id, message } => answer(id, &|call| {
@@ -558,9 +566,17 @@ impl Shared {
         }
         let source =
             read_text(&real, MAX_SOURCE_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
-        transpile(&real, &source)
-            .map(|t| t.code)
-            .map_err(|e| e.message)
+        let transpiled = transpile(&real, &source).map_err(|e| e.message)?;
+        if let Some(lines) = transpiled.lines {
+            lock(&self.positions).insert(real.display().to_string(), lines);
+        }
+        Ok(transpiled.code)
+    }
+
+    /// `text` with the positions in stripped TypeScript put back where
+    /// they are in its source (see [`positions::in_source`]).
+    fn in_source(&self, text: &str) -> String {
+        positions::in_source(&lock(&self.positions), text)
     }
 
     /// Node's own messages (warnings, fatal errors) go to the host's log,

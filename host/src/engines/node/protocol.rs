@@ -17,6 +17,8 @@ use std::path::PathBuf;
 pub struct FlavorSources {
     /// What plugins may import by bare name.
     pub builtins: BTreeMap<&'static str, &'static str>,
+    /// The packages the flavor serves whole (see `Flavor::owned`).
+    pub owned: &'static [&'static str],
     /// What only the flavor's modules may import.
     pub internals: BTreeMap<&'static str, &'static str>,
     /// The shape module.

@@ -1,0 +1,73 @@
+//! The built-in tools `yohost run` gives the agent, and the ones a pi
+//! extension replaces: as in pi, an extension's tool with a built-in's name
+//! takes its place (yoagent keeps an agent's own tool over a plugin's of
+//! the same name, so the built-in is left out). A yohost plugin's tool of
+//! such a name does not: the built-in is kept and the plugin's is dropped.
+
+use yoagent::AgentTool;
+use yohost::{PluginReport, Status};
+
+/// The ecosystem whose tools replace built-ins of the same name.
+const REPLACING_ECOSYSTEM: &str = "pi";
+
+/// A built-in tool a plugin's tool replaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replaced {
+    /// The tool's name.
+    pub tool: String,
+    /// The plugin whose tool replaces it.
+    pub plugin: String,
+}
+
+/// Which of the built-ins named `builtins` the loaded plugins of `report`
+/// replace, in the order of the built-ins.
+pub fn replaced<'a>(
+    builtins: impl IntoIterator<Item = &'a str>,
+    report: &[PluginReport],
+) -> Vec<Replaced> {
+    builtins
+        .into_iter()
+        .filter_map(|tool| {
+            report
+                .iter()
+                .find(|p| {
+                    p.status == Status::Loaded
+                        && p.ecosystem.as_deref() == Some(REPLACING_ECOSYSTEM)
+                        && p.tools.iter().any(|t| t == tool)
+                })
+                .map(|p| Replaced {
+                    tool: tool.to_string(),
+                    plugin: p.name.clone(),
+                })
+        })
+        .collect()
+}
+
+/// `tools` without the ones `replaced` names.
+pub fn without(tools: Vec<Box<dyn AgentTool>>, replaced: &[Replaced]) -> Vec<Box<dyn AgentTool>> {
+    tools
+        .into_iter()
+        .filter(|t| !replaced.iter().any(|r| r.tool == t.name()))
+        .collect()
+}
+
+/// The names of the built-in tools `yohost run` gives the agent.
+pub fn names() -> Vec<String> {
+    yoagent::tools::default_tools()
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect()
+}
+
+/// How `replaced` is told: a line, or with `json` an object per tool.
+pub fn describe(replaced: &Replaced, json: bool) -> String {
+    if json {
+        serde_json::json!({"replaces_builtin": {"plugin": replaced.plugin, "tool": replaced.tool}})
+            .to_string()
+    } else {
+        format!(
+            "{}'s tool {} replaces the built-in {}",
+            replaced.plugin, replaced.tool, replaced.tool
+        )
+    }
+}
