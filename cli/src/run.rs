@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use yoagent::provider::ModelConfig;
-use yoagent::Agent;
+use yoagent::{Agent, AgentTool};
 
 /// Arguments of `yohost run`.
 #[derive(clap::Args)]
