@@ -148,6 +148,7 @@ pub const YOHOST: Flavor = Flavor {
         specifier: "yohost",
         source: include_str!("sdk.js"),
     }],
+    owned: &[],
     internals: &[Builtin {
         specifier: "yohost:shape",
         source: include_str!("shape.js"),

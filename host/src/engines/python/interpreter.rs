@@ -11,7 +11,7 @@
 use crate::call::logging::{plugin_log, LogLevel};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyModule;
+use pyo3::types::{PyCFunction, PyDict, PyModule, PyTuple};
 
 /// The SDK's source, registered as the module `yohost`.
 const SDK_SOURCE: &str = include_str!("yohost.py");
@@ -39,10 +39,9 @@ fn start(py: Python<'_>) -> PyResult<Py<PyModule>> {
         c"<yohost host>",
         c"_yohost_host",
     )?;
-    let native = PyModule::new(py, "_yohost_native")?;
-    native.add_function(wrap_pyfunction!(log, &native)?)?;
+    let log = PyCFunction::new_closure(py, Some(c"log"), None, log)?;
     let venv = std::env::var_os("VIRTUAL_ENV").map(|v| v.to_string_lossy().into_owned());
-    host.call_method1("start", (native.getattr("log")?, venv))?;
+    host.call_method1("start", (log, venv))?;
     Ok(host.unbind())
 }
 
@@ -51,8 +50,11 @@ fn c_string(source: &str) -> std::ffi::CString {
     std::ffi::CString::new(source).expect("embedded Python source has no NUL byte")
 }
 
-/// `_yohost_native.log(run_id, plugin, level, message)`: one plugin log line.
-#[pyfunction]
-fn log(py: Python<'_>, run_id: &str, plugin: &str, level: &str, message: &str) {
-    py.detach(|| plugin_log(run_id, plugin, LogLevel::from_name(level), message));
+/// `log(run_id, plugin, level, message)`, the function the host module
+/// writes a plugin's log lines with: one plugin log line.
+fn log(args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    let (run_id, plugin, level, message): (String, String, String, String) = args.extract()?;
+    args.py()
+        .detach(|| plugin_log(&run_id, &plugin, LogLevel::from_name(&level), &message));
+    Ok(())
 }
