@@ -3,11 +3,9 @@
 //!
 //! The embedded engine walks the whole import graph before any code runs
 //! ([`modules`](crate::engines::js::modules)). What only Node has does not
-//! stop the walk: a Node built-in module outside the flavor's table, an
+//! stop the walk: a Node built-in module outside the flavor's table, or an
 //! npm package with a native addon (a `.node` file, a `binding.gyp`, or
-//! `"gypfile": true`), or a source file over the embedded engine's size
-//! limit (1 MiB; every engine reads files up to the host's 16 MiB), is
-//! collected as a [`NodeNeed`]. Anything the walk
+//! `"gypfile": true`), is collected as a [`NodeNeed`]. Anything the walk
 //! refuses for another reason (an import that leads outside the folder, a
 //! package that is not installed) refuses the plugin whatever it needs, since
 //! Node would not fix it. Only a graph whose one lack is Node comes back as
@@ -50,16 +48,6 @@ pub enum NodeNeed {
         /// The service, as the plugin names it.
         service: String,
     },
-    /// A source file larger than the embedded engine parses (its parser
-    /// needs stack in proportion to the source; Node has no such limit).
-    LargeSource {
-        /// The file.
-        file: PathBuf,
-        /// Its size in bytes.
-        bytes: u64,
-        /// The embedded engine's limit for one source file, in bytes.
-        limit: u64,
-    },
     /// An npm package with a native addon.
     NativeAddon {
         /// The file that imports or requires it.
@@ -92,11 +80,6 @@ impl std::fmt::Display for NodeNeed {
             NodeNeed::Service { file, service } => write!(
                 f,
                 "{} injects `{service}`, a service its adapter provides only on Node",
-                file.display()
-            ),
-            NodeNeed::LargeSource { file, bytes, limit } => write!(
-                f,
-                "{} is {bytes} bytes, over the embedded engine's limit of {limit} bytes for one source file",
                 file.display()
             ),
             NodeNeed::NativeAddon {

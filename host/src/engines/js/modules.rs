@@ -22,11 +22,10 @@
 use super::commonjs::{self, Required};
 use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
-use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES as MAX_PARSED_BYTES};
+use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
 use crate::load::grants::{lexical, Confined};
 use crate::load::routing::{NodeNeed, NodeNeeds};
-use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::sync::lock;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -196,15 +195,6 @@ pub(crate) fn gather(
             continue;
         }
         let source = read_source(&folder, &base_dir, &file)?;
-        if source.len() as u64 > MAX_PARSED_BYTES {
-            // Node reads it; this engine's parser does not go that far.
-            needs.add(NodeNeed::LargeSource {
-                file: file.clone(),
-                bytes: source.len() as u64,
-                limit: MAX_PARSED_BYTES,
-            });
-            continue;
-        }
         set.files.insert(name.clone());
         let format = packages.format_of(&file, &source);
         if format != Format::Module {
@@ -822,31 +812,6 @@ mod tests {
             why.contains("imports \"owned/oauth\": `owned` is served by the host")
                 && why.contains("it serves only owned, owned/served"),
             "{why}"
-        );
-    }
-
-    #[test]
-    fn a_source_over_the_parsed_limit_is_a_need_for_node() {
-        let dir = tempfile::tempdir().unwrap();
-        let plugin = dir.path();
-        let big = format!(
-            "/*{}*/ export const b = 1;",
-            "x".repeat(MAX_PARSED_BYTES as usize)
-        );
-        std::fs::write(plugin.join("big.js"), big).unwrap();
-        std::fs::write(
-            plugin.join("a.ts"),
-            "import { b } from \"./big.js\"; console.log(b);",
-        )
-        .unwrap();
-        let Err(GatherError::NeedsNode(needs)) =
-            gather(plugin, &own(plugin), &[plugin.join("a.ts")], sdk())
-        else {
-            panic!("a source over the parsed limit needs Node");
-        };
-        assert!(
-            matches!(&needs.0[..], [NodeNeed::LargeSource { limit, .. }] if *limit == MAX_PARSED_BYTES),
-            "{needs}"
         );
     }
 
