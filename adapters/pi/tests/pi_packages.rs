@@ -7,7 +7,9 @@
 //! - every extension a package lists loads (files, folders, globs), as do
 //!   those of a bare `extensions/` folder;
 //! - a package that depends on pi's packages is a pi extension without a
-//!   `pi` field.
+//!   `pi` field;
+//! - on Node, what jiti gives the extensions pi loads holds: `__dirname`
+//!   and `__filename` in ES modules, and JSON imports.
 
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
@@ -221,4 +223,50 @@ async fn a_path_of_pis_packages_the_adapter_does_not_serve_is_refused_by_name() 
         );
         assert_eq!(refused.engine.as_deref(), engine_name(engine), "{engine}");
     }
+}
+
+/// pi loads TypeScript with jiti, so extensions written for it use
+/// CommonJS's `__dirname` and `__filename` in ES modules, and import JSON
+/// files (`with { type: "json" }`): on Node, a module that uses the names
+/// without declaring them gets them from its `import.meta`, one that
+/// declares its own keeps them, and a JSON import is the file's value.
+#[tokio::test]
+async fn jiti_s_file_names_and_json_imports_work_on_node() {
+    if let Some(why) = node_missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = plugin_dir();
+    let package = dir.path().join("jiti-style");
+    write(
+        &package,
+        "package.json",
+        r#"{"name": "jiti-style", "version": "1.2.3", "pi": {"extensions": ["./index.ts"]}}"#,
+    );
+    write(&package, "plugin.toml", "engine = \"node\"\n");
+    write(
+        &package,
+        "own.ts",
+        "import { dirname } from \"node:path\";\nimport { fileURLToPath } from \"node:url\";\nconst __dirname = dirname(fileURLToPath(import.meta.url));\nexport const own = __dirname;\n",
+    );
+    write(
+        &package,
+        "index.ts",
+        &extension(
+            "names",
+            "[pkg.version, __dirname === import.meta.dirname, __filename === import.meta.filename, own === __dirname].join(\" \")",
+        )
+        .replace(
+            "export default",
+            "import pkg from \"./package.json\" with { type: \"json\" };\nimport { own } from \"./own.ts\";\nexport default",
+        ),
+    );
+    let host = open_with_node(dir.path());
+    let report = host.report().await;
+    let entry = reported(&report, "jiti-style");
+    assert_eq!(entry.engine.as_deref(), Some("node"), "{entry:?}");
+    assert_eq!(
+        answer(&host, "names").await,
+        ("1.2.3 true true true".to_string(), false)
+    );
 }

@@ -5,7 +5,8 @@
 //! ([`modules`](crate::engines::js::modules)). What only Node has does not
 //! stop the walk: a Node built-in module outside the flavor's table, or an
 //! npm package with a native addon (a `.node` file, a `binding.gyp`, or
-//! `"gypfile": true`), is collected as a [`NodeNeed`]. Anything the walk
+//! `"gypfile": true`), or a package file over the embedded engine's source
+//! limit, is collected as a [`NodeNeed`]. Anything the walk
 //! refuses for another reason (an import that leads outside the folder, a
 //! package that is not installed) refuses the plugin whatever it needs, since
 //! Node would not fix it. Only a graph whose one lack is Node comes back as
@@ -48,6 +49,14 @@ pub enum NodeNeed {
         /// The service, as the plugin names it.
         service: String,
     },
+    /// A file of an npm package over the embedded engine's source limit
+    /// (a bundle).
+    Large {
+        /// The file.
+        file: PathBuf,
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// An npm package with a native addon.
     NativeAddon {
         /// The file that imports or requires it.
@@ -80,6 +89,11 @@ impl std::fmt::Display for NodeNeed {
             NodeNeed::Service { file, service } => write!(
                 f,
                 "{} injects `{service}`, a service its adapter provides only on Node",
+                file.display()
+            ),
+            NodeNeed::Large { file, limit } => write!(
+                f,
+                "{} is over the limit of {limit} bytes of the embedded engine, which Node does not have",
                 file.display()
             ),
             NodeNeed::NativeAddon {

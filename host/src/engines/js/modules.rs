@@ -24,7 +24,7 @@ use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
 use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
-use crate::load::grants::{lexical, Confined};
+use crate::load::grants::{lexical, Confined, FileError};
 use crate::load::routing::{NodeNeed, NodeNeeds};
 use crate::model::sync::lock;
 use std::borrow::Cow;
@@ -194,7 +194,15 @@ pub(crate) fn gather(
         if set.sources.contains_key(&name) {
             continue;
         }
-        let source = read_source(&folder, &base_dir, &file)?;
+        let source = match read_source(&folder, &base_dir, &file) {
+            // A package's file too large for the embedded engine (a bundle)
+            // loads on Node, which has no such limit.
+            Err(FileError::TooLarge { limit, .. }) if in_package(&base_dir, &file) => {
+                needs.add(NodeNeed::Large { file, limit });
+                continue;
+            }
+            read => read.map_err(unreadable)?,
+        };
         set.files.insert(name.clone());
         let format = packages.format_of(&file, &source);
         if format != Format::Module {
@@ -630,16 +638,23 @@ fn check_names(
     )))
 }
 
+/// Whether `file` lies in an npm package installed in the plugin's folder
+/// (under a `node_modules` folder of `base_dir`).
+fn in_package(base_dir: &Path, file: &Path) -> bool {
+    file.strip_prefix(base_dir)
+        .is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == "node_modules"))
+}
+
 /// The source of `file` (symlinks resolved), read through `folder` (the
 /// plugin's folder, `base_dir`) when it is inside it. Only the entry can be
 /// outside: the manifest named it.
-fn read_source(folder: &Confined, base_dir: &Path, file: &Path) -> Result<String, GatherError> {
+fn read_source(folder: &Confined, base_dir: &Path, file: &Path) -> Result<String, FileError> {
     let read = match file.strip_prefix(base_dir) {
         Ok(inside) => folder.read_text(inside, MAX_SOURCE_BYTES, file),
         Err(_) => {
             let parent = file.parent().unwrap_or(Path::new("/"));
             Confined::open(parent)
-                .map_err(|source| crate::load::grants::FileError::Io {
+                .map_err(|source| FileError::Io {
                     path: parent.to_path_buf(),
                     source,
                 })
@@ -649,12 +664,15 @@ fn read_source(folder: &Confined, base_dir: &Path, file: &Path) -> Result<String
                 })
         }
     };
-    read.map_err(|e| {
-        GatherError::Invalid(match e {
-            // The others name the file and say what is wrong with it.
-            crate::load::grants::FileError::Io { .. } => format!("cannot read {e}"),
-            e => e.to_string(),
-        })
+    read
+}
+
+/// The refusal for a source that could not be read.
+fn unreadable(e: FileError) -> GatherError {
+    GatherError::Invalid(match e {
+        // The others name the file and say what is wrong with it.
+        FileError::Io { .. } => format!("cannot read {e}"),
+        e => e.to_string(),
     })
 }
 
@@ -878,6 +896,43 @@ mod tests {
             panic!("an escape must be refused, whatever else the file needs");
         };
         assert!(why.contains("outside the plugin's folder"), "{why}");
+    }
+
+    #[test]
+    fn a_package_file_over_the_source_limit_is_a_need_and_an_own_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("p");
+        let big = " ".repeat(MAX_SOURCE_BYTES as usize + 1);
+        for (file, text) in [
+            ("a.ts", "import \"bundle\";"),
+            ("b.ts", "import \"./own.js\";"),
+            ("own.js", big.as_str()),
+            (
+                "node_modules/bundle/package.json",
+                "{\"main\": \"index.js\"}",
+            ),
+            ("node_modules/bundle/index.js", big.as_str()),
+        ] {
+            let path = plugin.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let Err(GatherError::NeedsNode(needs)) =
+            gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], &[SDK])
+        else {
+            panic!("a bundle over the limit is a need for Node");
+        };
+        let [NodeNeed::Large { file, limit }] = needs.0.as_slice() else {
+            panic!("{needs}");
+        };
+        assert!(file.ends_with("node_modules/bundle/index.js"), "{needs}");
+        assert_eq!(*limit, MAX_SOURCE_BYTES);
+        let Err(GatherError::Invalid(why)) =
+            gather(&plugin, &own(&plugin), &[plugin.join("b.ts")], &[SDK])
+        else {
+            panic!("the plugin's own file over the limit is refused");
+        };
+        assert!(why.contains("own.js is over the limit of "), "{why}");
     }
 
     #[test]

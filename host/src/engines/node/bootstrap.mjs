@@ -220,16 +220,41 @@ function ownFile(file, specifier, from) {
   );
 }
 
+// pi loads TypeScript with jiti, which gives each module CommonJS's
+// `__dirname` and `__filename`: a module that uses them without declaring
+// them gets them from its `import.meta`, on its first line (so its lines
+// keep their numbers).
+function withFileNames(code) {
+  const missing = ["__dirname", "__filename"].filter(
+    (name) =>
+      new RegExp(`\\b${name}\\b`).test(code) &&
+      !new RegExp(`\\b(?:const|let|var|function|class)\\s+${name}\\b`).test(code),
+  );
+  const from = { __dirname: "import.meta.dirname", __filename: "import.meta.filename" };
+  return missing.map((name) => `const ${name} = ${from[name]};`).join(" ") + code;
+}
+
+// A JSON file, as an import with `{ type: "json" }` gives it: its value
+// as the default export.
+function jsonModule(file) {
+  const value = JSON.parse(fs.readFileSync(file, "utf8"));
+  return new vm.SyntheticModule(["default"], function () {
+    this.setExport("default", value);
+  }, { identifier: file });
+}
+
 // A file of the plugin (or of a package): TypeScript through the host,
-// the plugin's own JavaScript as ES modules, the rest as Node loads it.
+// the plugin's own JavaScript as ES modules, JSON as its value, the rest
+// as Node loads it (with the import's attributes).
 async function plugin(file, attributes) {
   const known = modules.get(file);
   if (known !== undefined) return known;
   const ext = path.extname(file);
   const ownScript = [".js", ".mjs"].includes(ext) && !file.split(path.sep).includes("node_modules");
   let module;
-  if (TYPESCRIPT.includes(ext)) module = sourceModule(await transpiled(file), file, file);
+  if (TYPESCRIPT.includes(ext)) module = sourceModule(withFileNames(await transpiled(file)), file, file);
   else if (ownScript) module = sourceModule(fs.readFileSync(file, "utf8"), file, file);
+  else if (ext === ".json") module = jsonModule(file);
   else module = await nodeModule(pathToFileURL(file).href, attributes);
   return cached(file, () => module);
 }
