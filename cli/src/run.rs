@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use yoagent::provider::ModelConfig;
-use yoagent::{Agent, AgentTool};
+use yoagent::Agent;
 
 /// Arguments of `yohost run`.
 #[derive(clap::Args)]
