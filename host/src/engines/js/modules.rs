@@ -918,7 +918,7 @@ mod tests {
             std::fs::write(path, text).unwrap();
         }
         let Err(GatherError::NeedsNode(needs)) =
-            gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], &[SDK])
+            gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], sdk())
         else {
             panic!("a bundle over the limit is a need for Node");
         };
@@ -928,7 +928,7 @@ mod tests {
         assert!(file.ends_with("node_modules/bundle/index.js"), "{needs}");
         assert_eq!(*limit, MAX_SOURCE_BYTES);
         let Err(GatherError::Invalid(why)) =
-            gather(&plugin, &own(&plugin), &[plugin.join("b.ts")], &[SDK])
+            gather(&plugin, &own(&plugin), &[plugin.join("b.ts")], sdk())
         else {
             panic!("the plugin's own file over the limit is refused");
         };
