@@ -5,8 +5,8 @@
 //! loaded with nothing for the loop (what it does belongs to pi's UI). At
 //! least 80% of the packages not refused by design are effective. The test
 //! prints one line per package (`name@version: verdict`). Where a package
-//! does less than in pi for a reason that is not by design, a test pins
-//! what it does now (`not_yet_…`, and the log of rpiv-ask-user-question).
+//! does less than in pi for a reason that is not by design, its test pins
+//! what it does now (rpiv-ask-user-question's log).
 //!
 //! The packages are installed once under the target dir (as `.ci/run`
 //! does: pinned versions, `devDependencies` dropped, peers as npm resolves
@@ -67,7 +67,7 @@ const CORPUS: [(&str, Verdict); 15] = [
     (
         "@baochunli/pi-collaborating-agents@0.4.6",
         Verdict::Effective {
-            engine: "node",
+            engine: "js",
             exercised: "`agent_message` reports the agent it registered in its folder",
         },
     ),
@@ -222,10 +222,8 @@ fn manifest(name: &str) -> Option<String> {
         "@aliou/pi-processes" => Some(format!(
             "[capabilities]\nexec = true\nread = [\"/usr/bin\"]\nwrite = [{temp:?}]\n"
         )),
-        // Its store renames files, which the embedded engine's `node:fs`
-        // does not do: it runs on Node.
         "@baochunli/pi-collaborating-agents" => Some(format!(
-            "engine = \"node\"\n[capabilities]\nenv = [\"COLLABORATING_AGENTS_DIR\"]\nwrite = [{:?}]\n",
+            "[capabilities]\nenv = [\"COLLABORATING_AGENTS_DIR\"]\nwrite = [{:?}]\n",
             environment()
         )),
         "pi-markdown-preview" => Some(format!(
@@ -239,12 +237,12 @@ fn manifest(name: &str) -> Option<String> {
     }
 }
 
-/// Install the package `name` into the plugin directory `dir`, with
-/// `manifest` (its own, [`manifest`], in every test but one): a symlink to
-/// the installed copy, or, with a manifest, a copy made of hard links
-/// (copies across file systems) beside which the manifest is written, so
-/// the install is left as it was. Returns the plugin's name.
-fn install(dir: &Path, name: &str, manifest: Option<String>) -> String {
+/// Install the package `name` into the plugin directory `dir`, with its
+/// manifest: a symlink to the installed copy, or, with a manifest, a copy
+/// made of hard links (copies across file systems) beside which the
+/// manifest is written, so the install is left as it was. Returns the
+/// plugin's name.
+fn install(dir: &Path, name: &str) -> String {
     fn link(from: &Path, to: &Path) -> std::io::Result<()> {
         let kind = std::fs::symlink_metadata(from)?.file_type();
         if kind.is_symlink() {
@@ -262,7 +260,7 @@ fn install(dir: &Path, name: &str, manifest: Option<String>) -> String {
     }
     let plugin = plugin_name(name);
     let to = dir.join(&plugin);
-    match manifest {
+    match manifest(name) {
         None => std::os::unix::fs::symlink(packages().join(name), &to).unwrap(),
         Some(manifest) => {
             link(&packages().join(name), &to).unwrap();
@@ -277,7 +275,7 @@ fn install(dir: &Path, name: &str, manifest: Option<String>) -> String {
 async fn host_with(name: &str) -> (yohost::PluginHost, tempfile::TempDir) {
     environment();
     let dir = plugin_dir();
-    let plugin = install(dir.path(), name, manifest(name));
+    let plugin = install(dir.path(), name);
     let host = open_with_node(dir.path());
     let report = host.report().await;
     assert_eq!(
@@ -313,7 +311,7 @@ async fn every_package_has_its_pinned_verdict() {
     environment();
     let dir = plugin_dir();
     for (spec, _) in &CORPUS {
-        install(dir.path(), name_of(spec), manifest(name_of(spec)));
+        install(dir.path(), name_of(spec));
     }
     let host = open_with_node(dir.path());
     let report = host.report().await;
@@ -421,7 +419,8 @@ async fn pi_processes_starts_and_lists_a_background_process() {
 }
 
 /// pi-collaborating-agents registers the agent in its folder at start-up
-/// and `agent_message` reports it, with no peers.
+/// (writing each file and renaming it into place) and `agent_message`
+/// reports it, with no peers.
 #[tokio::test]
 async fn pi_collaborating_agents_registers_and_reports_its_agent() {
     needs_node!();
@@ -441,34 +440,6 @@ async fn pi_collaborating_agents_registers_and_reports_its_agent() {
             .join(format!("{agent}.json"))
             .is_file(),
         "{agent}"
-    );
-}
-
-/// Not yet: on the embedded engine (without `engine = "node"`)
-/// pi-collaborating-agents loads, but cannot register its agent: its store
-/// writes a file and renames it into place, and the embedded engine's
-/// `node:fs` has no `renameSync`. Its import (`import * as fs`) names no
-/// member, so the walk does not send it to Node.
-#[tokio::test]
-async fn not_yet_pi_collaborating_agents_cannot_register_on_the_embedded_engine() {
-    needs_node!();
-    let name = "@baochunli/pi-collaborating-agents";
-    let embedded = manifest(name).unwrap().replace("engine = \"node\"\n", "");
-    let dir = plugin_dir();
-    let plugin = install(dir.path(), name, Some(embedded));
-    let host = open_with_node(dir.path());
-    let report = host.report().await;
-    let entry = reported(&report, &plugin);
-    assert_eq!(entry.status, Status::Loaded, "{entry:?}");
-    assert_eq!(entry.engine.as_deref(), Some("js"), "{entry:?}");
-    let results = results_of(&host, vec![("agent_message", json!({"action": "status"}))]).await;
-    assert_eq!(
-        results,
-        [(
-            "agent_message".into(),
-            "Failed to register this agent in collaborating-agents.".into(),
-            true
-        )]
     );
 }
 
