@@ -183,6 +183,20 @@ export const lstatSync = statSync;
 export const accessSync = (path, mode = constants.F_OK) => void call("access", "access", path, mode);
 export const unlinkSync = (path) => void call("rm", "unlink", path);
 export const rmdirSync = (path) => void call("rm", "rmdir", path, "dir");
+/** `renameSync(from, to)`: both inside the write grants; replaces a file at `to`. */
+export function renameSync(from, to) {
+  const dest = String(to);
+  try {
+    call("rename", "rename", from, dest);
+  } catch (error) {
+    // Node names both paths.
+    if (error.syscall === "rename" && error.path !== undefined) {
+      error.message = error.message.replace(`rename '${error.path}'`, `rename '${error.path}' -> '${dest}'`);
+      error.dest = dest;
+    }
+    throw error;
+  }
+}
 
 /** `rmSync(path, {recursive, force})`, as Node: a directory needs `recursive`. */
 export function rmSync(path, options) {
@@ -539,6 +553,7 @@ export const stat = callback(statSync);
 export const lstat = callback(lstatSync);
 export const access = callback(accessSync);
 export const unlink = callback(unlinkSync);
+export const rename = callback(renameSync);
 export const rmdir = callback(rmdirSync);
 export const rm = callback(rmSync);
 export const exists = (path, done) => void Promise.resolve().then(() => done(existsSync(path)));
@@ -556,6 +571,7 @@ export const promises = Object.freeze({
   access: later(accessSync),
   mkdtemp: later(mkdtempSync),
   unlink: later(unlinkSync),
+  rename: later(renameSync),
   rmdir: later(rmdirSync),
   rm: later(rmSync),
   watch: watchEvents,

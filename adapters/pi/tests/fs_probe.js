@@ -57,6 +57,10 @@ async function probe(fs, fsp, readline, dir) {
   sync("mkdtemp", () => { const made = fs.mkdtempSync(p("tmp-")); return [/\/tmp-[A-Za-z0-9]{6}$/.test(made), fs.statSync(made).isDirectory()]; });
   sync("mkdtemp without parent", () => fs.mkdtempSync(p("missing/x-")));
   sync("access missing", () => fs.accessSync(p("missing")));
+  sync("rename", () => { fs.writeFileSync(p("r1.txt"), "moved"); fs.renameSync(p("r1.txt"), p("sub/r2.txt")); return [fs.existsSync(p("r1.txt")), fs.readFileSync(p("sub/r2.txt"), "utf8")]; });
+  sync("rename over a file", () => { fs.writeFileSync(p("r3.txt"), "new"); fs.renameSync(p("r3.txt"), p("sub/r2.txt")); return fs.readFileSync(p("sub/r2.txt"), "utf8"); });
+  sync("rename missing", () => fs.renameSync(p("missing"), p("r4.txt")));
+  await later("rename, promises", async () => { await fsp.rename(p("sub/r2.txt"), p("r5.txt")); return fs.readFileSync(p("r5.txt"), "utf8"); });
   sync("rm a dir", () => fs.rmSync(p("no")));
   sync("rm recursive", () => { fs.rmSync(p("no"), { recursive: true }); fs.rmSync(p("missing"), { force: true }); return fs.existsSync(p("no")); });
   sync("watch missing", () => fs.watch(p("missing")));

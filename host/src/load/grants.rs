@@ -317,6 +317,28 @@ impl Confined {
         }
     }
 
+    /// Rename `relative` to `to_relative` inside `to` (this grant or
+    /// another), replacing a file there, as rename(2) does. A grant's own
+    /// directory is never renamed, nor replaced.
+    pub fn rename(
+        &self,
+        relative: &Path,
+        to: &Confined,
+        to_relative: &Path,
+        shown: &Path,
+    ) -> Result<(), FileError> {
+        let io_err = |source| FileError::Io {
+            path: shown.to_path_buf(),
+            source,
+        };
+        if relative.as_os_str().is_empty() || to_relative.as_os_str().is_empty() {
+            return Err(io_err(io::Error::from(io::ErrorKind::PermissionDenied)));
+        }
+        self.dir
+            .rename(relative, &to.dir, to_relative)
+            .map_err(io_err)
+    }
+
     /// What `relative` is, following symlinks that stay inside.
     pub fn stat(&self, relative: &Path, shown: &Path) -> Result<FileInfo, FileError> {
         let meta = if relative.as_os_str().is_empty() {
@@ -549,6 +571,13 @@ impl Grants {
         handle.remove(&relative, dir, &shown)
     }
 
+    /// Rename `from` to `to` (both absolute, each inside a write grant).
+    pub fn rename(&self, from: &Path, to: &Path) -> Result<(), FileError> {
+        let (handle, relative, shown) = self.locate(from, Access::Write)?;
+        let (to_handle, to_relative, _) = self.locate(to, Access::Write)?;
+        handle.rename(&relative, to_handle, &to_relative, &shown)
+    }
+
     /// What `path` (absolute) is, if it exists inside a grant for `access`.
     pub fn stat(&self, path: &Path, access: Access) -> Result<FileInfo, FileError> {
         let (dir, relative, shown) = self.locate(path, access)?;
@@ -742,6 +771,53 @@ mod tests {
         );
         let too_big = grants.read_text(&base.join("out/b.txt"), 1).unwrap_err();
         assert_eq!(too_big.code(), "EFBIG");
+    }
+
+    #[test]
+    fn renames_stay_inside_the_write_grants() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        for d in ["data", "out", "other", "elsewhere"] {
+            std::fs::create_dir(base.join(d)).unwrap();
+        }
+        std::fs::write(base.join("data/a.txt"), "a").unwrap();
+        std::fs::write(base.join("out/b.txt"), "b").unwrap();
+        std::fs::write(base.join("out/c.txt"), "c").unwrap();
+        let grants = Grants::open(base, &caps(&["data"], &["out", "other"])).unwrap();
+        // Inside a grant, replacing a file; and from one grant to another.
+        grants
+            .rename(&base.join("out/b.txt"), &base.join("out/c.txt"))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(base.join("out/c.txt")).unwrap(),
+            "b"
+        );
+        grants
+            .rename(&base.join("out/c.txt"), &base.join("other/d.txt"))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(base.join("other/d.txt")).unwrap(),
+            "b"
+        );
+        // Out of a write grant, into a read grant or none, and the grant
+        // itself: refused, and nothing moves.
+        for (from, to) in [
+            ("data/a.txt", "out/a.txt"),
+            ("other/d.txt", "data/d.txt"),
+            ("other/d.txt", "elsewhere/d.txt"),
+            ("other/d.txt", "out/../elsewhere/d.txt"),
+        ] {
+            let refused = grants.rename(&base.join(from), &base.join(to));
+            assert!(
+                matches!(refused, Err(FileError::NotGranted { .. })),
+                "{from} -> {to}: {refused:?}"
+            );
+        }
+        let root = grants.rename(&base.join("out"), &base.join("other/out"));
+        assert_eq!(root.unwrap_err().code(), "EACCES");
+        let missing = grants.rename(&base.join("out/missing"), &base.join("out/x"));
+        assert_eq!(missing.unwrap_err().code(), "ENOENT");
+        assert!(base.join("data/a.txt").is_file() && base.join("other/d.txt").is_file());
     }
 
     #[test]

@@ -196,12 +196,13 @@ impl FileAccess {
         };
         let mutates = matches!(
             op,
-            "write" | "append" | "write_bytes" | "append_bytes" | "mkdir" | "rm"
+            "write" | "append" | "write_bytes" | "append_bytes" | "mkdir" | "rm" | "rename"
         );
         if let (Some(dry_run), true) = (&self.dry_run, mutates) {
             let what = match op {
                 "mkdir" => "create the folder".to_string(),
                 "rm" => "remove".to_string(),
+                "rename" => "rename".to_string(),
                 "write_bytes" | "append_bytes" => {
                     let verb = op.trim_end_matches("_bytes");
                     format!("{verb} {} bytes to", bytes()?.len())
@@ -210,11 +211,21 @@ impl FileAccess {
             };
             // Judged against the grants as the real write would be: one
             // outside them is reported as denied, and fails as it would.
-            if let Err(denied) = grants.permits(&target, Access::Write) {
-                dry_run.note(format!("{} would be denied: {denied}", self.module));
-                return Err(Refusal::File(denied));
+            // A rename writes where it leads too.
+            let renamed = (op == "rename")
+                .then(|| self.relative_to.join(data.as_deref().unwrap_or_default()));
+            for path in std::iter::once(&target).chain(renamed.as_ref()) {
+                if let Err(denied) = grants.permits(path, Access::Write) {
+                    dry_run.note(format!("{} would be denied: {denied}", self.module));
+                    return Err(Refusal::File(denied));
+                }
             }
-            dry_run.note(format!("{} would {what} {}", self.module, target.display()));
+            let to = renamed.map_or(String::new(), |to| format!(" to {}", to.display()));
+            dry_run.note(format!(
+                "{} would {what} {}{to}",
+                self.module,
+                target.display()
+            ));
             return Ok(Value::Null);
         }
         Ok(match op {
@@ -232,6 +243,11 @@ impl FileAccess {
             }
             "mkdir" => done(grants.create_dir(&target))?,
             "rm" => done(grants.remove(&target, data.as_deref() == Some("dir")))?,
+            // `data` is where it goes, relative as `path` is.
+            "rename" => done(grants.rename(
+                &target,
+                &self.relative_to.join(data.as_deref().unwrap_or_default()),
+            ))?,
             "exists" => Value::from(grants.exists(&target)),
             "stat" => {
                 let info = grants.stat(&target, Access::Read)?;

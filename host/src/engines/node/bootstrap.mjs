@@ -268,6 +268,7 @@ function services(offered) {
     write: (p, data) => void fs.writeFileSync(where(p), data ?? ""),
     append: (p, data) => void fs.appendFileSync(where(p), data ?? ""),
     mkdir: (p) => void fs.mkdirSync(where(p), { recursive: true }),
+    rename: (p, to) => void fs.renameSync(where(p), where(to)),
     exists: (p) => {
       try {
         fs.accessSync(where(p));
