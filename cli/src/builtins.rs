@@ -5,10 +5,10 @@
 //! such a name does not: the built-in is kept and the plugin's is dropped.
 
 use yoagent::AgentTool;
-use yohost::{PluginReport, Status};
+use yohost::{Ecosystem, PluginHost, PluginReport, Status};
 
 /// The ecosystem whose tools replace built-ins of the same name.
-const REPLACING_ECOSYSTEM: &str = "pi";
+const REPLACING: Ecosystem = Ecosystem::Pi;
 
 /// A built-in tool a plugin's tool replaces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub fn replaced<'a>(
                 .iter()
                 .find(|p| {
                     p.status == Status::Loaded
-                        && p.ecosystem.as_deref() == Some(REPLACING_ECOSYSTEM)
+                        && p.ecosystem.as_deref() == Some(REPLACING.as_str())
                         && p.tools.iter().any(|t| t == tool)
                 })
                 .map(|p| Replaced {
@@ -41,6 +41,20 @@ pub fn replaced<'a>(
                 })
         })
         .collect()
+}
+
+/// Which of the built-ins named `builtins` the plugins of `host` replace.
+/// Only a host with a plugin of the replacing ecosystem is asked for its
+/// report, which asks each plugin for its tools (a call its figures count).
+pub async fn replaced_in<'a>(
+    host: &PluginHost,
+    builtins: impl IntoIterator<Item = &'a str>,
+) -> Vec<Replaced> {
+    if host.plugins().iter().any(|p| p.ecosystem == REPLACING) {
+        replaced(builtins, &host.report().await)
+    } else {
+        Vec::new()
+    }
 }
 
 /// `tools` without the ones `replaced` names.

@@ -81,8 +81,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
                 Some(demo) => demo.tools(),
                 None => yoagent::tools::default_tools(),
             };
-            let report = host.report().await;
-            let replaced = builtins::replaced(tools.iter().map(|t| t.name()), &report);
+            let replaced = builtins::replaced_in(&host, tools.iter().map(|t| t.name())).await;
             for one in &replaced {
                 println!("{}", builtins::describe(one, args.json));
             }
