@@ -24,7 +24,7 @@ mod support;
 
 mod package;
 
-use package::open_with_node;
+use package::{npm_install, open_with_node};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -62,25 +62,11 @@ fn packages() -> &'static Path {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pi-node-packages");
         for spec in PACKAGES {
             let name = spec.split('@').next().unwrap();
-            let folder = dir.join(name);
-            if folder.join("node_modules").is_dir() {
-                continue;
-            }
-            let _ = std::fs::remove_dir_all(&folder);
-            std::fs::create_dir_all(&folder).unwrap();
-            let installed = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!(
-                    "npm pack --silent {spec} >/dev/null && tar xzf ./*.tgz --strip-components=1 && rm -f ./*.tgz package-lock.json \
-                     && node -e 'const fs = require(\"fs\"); const p = JSON.parse(fs.readFileSync(\"package.json\")); delete p.devDependencies; for (const k of Object.keys(p.peerDependencies ?? {{}})) if (k.startsWith(\"@earendil-works/\")) p.peerDependencies[k] = \"1.6.0\"; fs.writeFileSync(\"package.json\", JSON.stringify(p, null, 2));' \
-                     && npm install --silent --omit=dev --ignore-scripts --no-audit --no-fund >/dev/null"
-                ))
-                .current_dir(&folder)
-                .status()
-                .expect("npm runs");
-            assert!(
-                installed.success(),
-                "installing {spec} failed: run .ci/run, or set YOHOST_PI_NODE_PACKAGES to a folder of installed copies"
+            npm_install(
+                &dir.join(name),
+                spec,
+                true,
+                "run .ci/run, or set YOHOST_PI_NODE_PACKAGES to a folder of installed copies",
             );
         }
         dir

@@ -44,6 +44,40 @@ pub async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> H
     call.parse_reply(reply).unwrap()
 }
 
+/// Install the published package `spec` (`NAME@VERSION`) into `folder`
+/// as a user installs it, once (an install leaves `package-lock.json`):
+/// unpacked, its `devDependencies` dropped (they name unpublished
+/// packages), then `npm install --omit=dev --ignore-scripts`. With
+/// `pin_pi_peers`, its peers on pi's packages are pinned to the pi the
+/// adapter follows; else npm resolves them. `hint` says what to do when
+/// npm fails.
+pub fn npm_install(folder: &Path, spec: &str, pin_pi_peers: bool, hint: &str) {
+    if folder.join("package-lock.json").is_file() {
+        return;
+    }
+    let _ = std::fs::remove_dir_all(folder);
+    std::fs::create_dir_all(folder).unwrap();
+    let pin = if pin_pi_peers {
+        format!(
+            "for (const k of Object.keys(p.peerDependencies ?? {{}})) if (k.startsWith(\"@earendil-works/\")) p.peerDependencies[k] = \"{}\";",
+            yohost_adapter_pi::PI_VERSION
+        )
+    } else {
+        String::new()
+    };
+    let installed = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "npm pack --silent {spec} >/dev/null && tar xzf ./*.tgz --strip-components=1 && rm -f ./*.tgz package-lock.json \
+             && node -e 'const fs = require(\"fs\"); const p = JSON.parse(fs.readFileSync(\"package.json\")); delete p.devDependencies; {pin} fs.writeFileSync(\"package.json\", JSON.stringify(p, null, 2));' \
+             && npm install --silent --omit=dev --ignore-scripts --no-audit --no-fund >/dev/null"
+        ))
+        .current_dir(folder)
+        .status()
+        .expect("npm runs");
+    assert!(installed.success(), "installing {spec} failed: {hint}");
+}
+
 /// The pi package the tests load extensions from.
 const PI_PACKAGE: &str = "@earendil-works/pi-coding-agent@1.6.0";
 
