@@ -24,7 +24,7 @@ mod support;
 
 mod package;
 
-use package::{npm_install, open_with_node};
+use package::{link_copy, npm_install, open_with_node};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -175,23 +175,8 @@ fn mcp_agent_dir() -> &'static Path {
 /// `plugin.toml`: a copy of the installed package made of hard links (or
 /// copies, across file systems), so the install is left as it was.
 fn install_mcp_adapter(dir: &Path, manifest: &str) {
-    fn link(from: &Path, to: &Path) -> std::io::Result<()> {
-        let kind = std::fs::symlink_metadata(from)?.file_type();
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
-        } else if kind.is_dir() {
-            std::fs::create_dir(to)?;
-            for entry in std::fs::read_dir(from)? {
-                let entry = entry?;
-                link(&entry.path(), &to.join(entry.file_name()))?;
-            }
-            Ok(())
-        } else {
-            std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
-        }
-    }
     let folder = dir.join("pi-mcp-adapter");
-    link(&packages().join("pi-mcp-adapter"), &folder).unwrap();
+    link_copy(&packages().join("pi-mcp-adapter"), &folder).unwrap();
     std::fs::write(folder.join("plugin.toml"), manifest).unwrap();
 }
 

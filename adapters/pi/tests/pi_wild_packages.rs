@@ -20,7 +20,7 @@ mod support;
 
 mod package;
 
-use package::{npm_install, open_with_node};
+use package::{link_copy, npm_install, open_with_node};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -229,27 +229,12 @@ fn manifest(name: &str) -> Option<String> {
 /// manifest is written, so the install is left as it was. Returns the
 /// plugin's name.
 fn install(dir: &Path, name: &str) -> String {
-    fn link(from: &Path, to: &Path) -> std::io::Result<()> {
-        let kind = std::fs::symlink_metadata(from)?.file_type();
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
-        } else if kind.is_dir() {
-            std::fs::create_dir(to)?;
-            for entry in std::fs::read_dir(from)? {
-                let entry = entry?;
-                link(&entry.path(), &to.join(entry.file_name()))?;
-            }
-            Ok(())
-        } else {
-            std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
-        }
-    }
     let plugin = plugin_name(name);
     let to = dir.join(&plugin);
     match manifest(name) {
         None => std::os::unix::fs::symlink(packages().join(name), &to).unwrap(),
         Some(manifest) => {
-            link(&packages().join(name), &to).unwrap();
+            link_copy(&packages().join(name), &to).unwrap();
             std::fs::write(to.join("plugin.toml"), manifest).unwrap();
         }
     }

@@ -44,6 +44,25 @@ pub async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> H
     call.parse_reply(reply).unwrap()
 }
 
+/// Copy `from` to `to` as hard links (copies across file systems), symbolic
+/// links kept as they are, so that what is written beside the copy leaves
+/// the original as it was.
+pub fn link_copy(from: &Path, to: &Path) -> std::io::Result<()> {
+    let kind = std::fs::symlink_metadata(from)?.file_type();
+    if kind.is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
+    } else if kind.is_dir() {
+        std::fs::create_dir(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            link_copy(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else {
+        std::fs::hard_link(from, to).or_else(|_| std::fs::copy(from, to).map(|_| ()))
+    }
+}
+
 /// Install the published package `spec` (`NAME@VERSION`) into `folder`
 /// as a user installs it, once (an install leaves `package-lock.json`):
 /// unpacked, its `devDependencies` dropped (they name unpublished
