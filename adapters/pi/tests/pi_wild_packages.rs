@@ -217,6 +217,10 @@ fn manifest(name: &str) -> Option<String> {
             fixtures(),
             exports()
         )),
+        // It renders each diagram with a bundled layout engine on its first
+        // prompt, which on a busy 2-core machine outlasts `on_input`'s
+        // default 10 s.
+        "pi-mermaid" => Some("[timeouts]\non_input = 60000\n".into()),
         // Its bridge to the browser listens on a local port at start-up.
         "pi-chrome" => Some("[capabilities]\nnetwork = true\n".into()),
         _ => None,
