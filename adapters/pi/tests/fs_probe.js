@@ -1,5 +1,5 @@
 // The same `node:fs` calls, run by real Node and by a pi extension in the
-// host (tests/pi_node_fs.rs), inside the folder `dir` the test sets up:
+// host (tests/integration/pi_node_fs.rs), inside the folder `dir` the test sets up:
 // what each returns, or the error it throws (`code`, `errno`, `syscall`,
 // `path`, `message`, with `dir` shown as `D`).
 

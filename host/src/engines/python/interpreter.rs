@@ -31,6 +31,20 @@ pub(super) fn host_module(py: Python<'_>) -> Result<&'static Py<PyModule>, Strin
     .map_err(Clone::clone)
 }
 
+/// Start the interpreter and its host module once for the process, before
+/// a worker's waits for the GIL are watched ([`super::wedge`]): the start
+/// holds the GIL while no plugin code runs, so a slow one (a cold disk, a
+/// busy machine) is no plugin wedging the interpreter. A start that fails
+/// is kept, and [`host_module`] reports it.
+pub(super) fn start_once() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        Python::attach(|py| {
+            let _ = host_module(py);
+        })
+    });
+}
+
 fn start(py: Python<'_>) -> PyResult<Py<PyModule>> {
     PyModule::from_code(py, &c_string(SDK_SOURCE), c"<yohost sdk>", c"yohost")?;
     let host = PyModule::from_code(

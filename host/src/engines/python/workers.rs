@@ -23,7 +23,7 @@
 //! wait is a worker's or an interrupter's, watched by [`wedge`]; while the
 //! interpreter is wedged, [`submit`] refuses new jobs at once.
 
-use super::interpreter::host_module;
+use super::interpreter::{host_module, start_once};
 use super::wedge::{self, Task, Waiter, Wedged};
 use crate::call::handoff::{Handoff, Pace, Wait};
 use crate::model::sync::lock;
@@ -145,6 +145,7 @@ fn spawn() -> std::io::Result<Worker> {
         .name("yohost-python".into())
         .stack_size(WORKER_STACK_BYTES)
         .spawn(move || {
+            start_once();
             let waiter = Arc::clone(&this.state.waiter);
             waiter.attach(|py| serve(py, this, Mutex::new(queue)))
         })?;

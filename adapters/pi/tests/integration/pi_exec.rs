@@ -1,0 +1,168 @@
+//! Processes a pi extension starts with `pi.exec` (granted by
+//! `capabilities.exec`), through a real `yoagent::Agent`:
+//! - a process runs off the engine thread: one that outlasts its call is
+//!   killed at the call's deadline, the call fails closed, and the plugin
+//!   answers its next call at once;
+//! - `timeout: Infinity` means no limit of the process's own; NaN and
+//!   negative timeouts fail the call with a reason, and the plugin keeps
+//!   serving;
+//! - a process started while the extension loads (`session_start`) is
+//!   awaited there.
+
+use crate::support;
+
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::*;
+use yohost::PluginHost;
+
+/// A host over `dir` with the pi adapter registered.
+fn open(dir: &Path) -> PluginHost {
+    PluginHost::builder(dir)
+        .adapter(yohost_adapter_pi::adapter())
+        .open()
+        .unwrap()
+}
+
+/// A pi extension with tools `run` (`pi.exec` of `command` with `args` and
+/// `timeout`, which may be the text "Infinity" or "NaN") and `ping`; it
+/// also runs `echo loaded` at `session_start` and `ping` reports it.
+const EXEC: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  let atLoad = "";
+  pi.on("session_start", async () => {
+    atLoad = (await pi.exec("echo", ["loaded"])).stdout.trim();
+  });
+  pi.registerTool({
+    name: "run",
+    description: "run a process",
+    parameters: { type: "object", properties: {} },
+    async execute(_id, params) {
+      const t = params.timeout;
+      const timeout = t === "Infinity" ? Infinity : t === "NaN" ? NaN : t;
+      const result = await pi.exec(params.command, params.args ?? [], { timeout });
+      return { content: [{ type: "text", text: `${result.stdout.trim()} code ${result.code}` }] };
+    },
+  });
+  pi.registerTool({
+    name: "ping",
+    description: "answer at once",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      return { content: [{ type: "text", text: `pong, ${atLoad} at load` }] };
+    },
+  });
+}
+"#;
+
+fn install(dir: &Path, call_tool_ms: u64) {
+    write(dir, "runner/index.ts", EXEC);
+    write(
+        dir,
+        "runner/plugin.toml",
+        &format!(
+            "[timeouts]\ncall_tool = {call_tool_ms}\n[capabilities]\nexec = true\nwrite = [\"out\"]\n"
+        ),
+    );
+    std::fs::create_dir_all(dir.join("runner/out")).unwrap();
+}
+
+/// The tool results of one run that makes `calls`, with how long it took.
+async fn results(
+    host: &PluginHost,
+    calls: Vec<(&str, serde_json::Value)>,
+) -> (Vec<(String, String, bool)>, Duration) {
+    let mut script: Vec<_> = calls
+        .into_iter()
+        .map(|(tool, args)| call(tool, args))
+        .collect();
+    script.push(text("done"));
+    let (agent, _) = scripted(script);
+    let mut agent = agent.with_extension(host.extension());
+    let started = Instant::now();
+    let events = run(&mut agent, "go").await;
+    (tool_results(&events), started.elapsed())
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_process_that_outlasts_its_call_is_killed_and_the_plugin_stays_free() {
+    let dir = plugin_dir();
+    install(dir.path(), 500);
+    // Its processes may write only the plugin's write grant.
+    let pid_file = dir.path().join("runner/out/pid");
+    let host = open(dir.path());
+    let script = format!("echo $$ > {}; exec sleep 30", pid_file.display());
+    let (first, took_first) = results(
+        &host,
+        vec![("run", json!({"command": "sh", "args": ["-c", script]}))],
+    )
+    .await;
+    assert!(first[0].2, "the call failed closed: {first:?}");
+    // A timeout unloads the plugin for the rest of its run; the next run
+    // finds the engine free.
+    let (second, took_second) = results(&host, vec![("ping", json!({}))]).await;
+    assert_eq!(
+        second[0],
+        ("ping".into(), "pong, loaded at load".into(), false)
+    );
+    let took = took_first + took_second;
+    assert!(
+        took < Duration::from_secs(5),
+        "the engine was not held: {took:?}"
+    );
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let stat = Path::new("/proc").join(pid.trim()).join("stat");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    // Gone, or a zombie waiting for its reaper.
+    while std::fs::read_to_string(&stat).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    }) {
+        assert!(Instant::now() < deadline, "the process outlived its call");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn odd_timeouts_never_take_the_host_down() {
+    let dir = plugin_dir();
+    install(dir.path(), 10_000);
+    let host = open(dir.path());
+    let run_with = |timeout: serde_json::Value| {
+        (
+            "run",
+            json!({"command": "echo", "args": ["ran"], "timeout": timeout}),
+        )
+    };
+    let (results, _) = results(
+        &host,
+        vec![
+            run_with(json!("Infinity")),
+            run_with(json!(1e300)),
+            run_with(json!("NaN")),
+            run_with(json!(-5)),
+            ("ping", json!({})),
+        ],
+    )
+    .await;
+    assert_eq!(results[0], ("run".into(), "ran code 0".into(), false));
+    assert_eq!(results[1], ("run".into(), "ran code 0".into(), false));
+    for refused in &results[2..4] {
+        assert!(
+            refused.2
+                && refused
+                    .1
+                    .contains("`timeout` must be a number of milliseconds"),
+            "{results:?}"
+        );
+    }
+    assert_eq!(
+        results[4],
+        ("ping".into(), "pong, loaded at load".into(), false)
+    );
+}

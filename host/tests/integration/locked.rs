@@ -1,0 +1,188 @@
+//! A locked host (`PluginHostBuilder::locked`) runs only what
+//! `yohost.lock` records:
+//! - a file swapped on disk again and again while hosts open is either
+//!   refused, naming it, or runs as locked: the code that runs is never the
+//!   swapped one, since the host loads the very bytes it hashed;
+//! - live reload goes on under the lock: a change that differs from it
+//!   refuses the plugin, naming the file, and putting the locked content
+//!   back loads it again;
+//! - the packages a plugin depends on are locked one hash per package
+//!   (`node_modules/NAME/`), and a change inside one is refused naming it.
+
+use crate::support;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use support::*;
+use yohost::discovery::{scan, Found};
+use yohost::lockfile::{hash_plugin, Locked, Lockfile};
+use yohost::{PluginHost, PluginReport, Status};
+
+/// A plugin whose one tool is named `tool`.
+fn offering(tool: &str) -> String {
+    format!("export default {{ tools: [{{ name: \"{tool}\", run() {{ return \"ok\"; }} }}] }};\n")
+}
+
+/// Lock every plugin of `dir` as it is now.
+fn lock(dir: &Path) {
+    let mut lock = Lockfile::default();
+    for found in scan(dir).unwrap() {
+        if let Found::Plugin(candidate) = found {
+            let hashed = hash_plugin(&candidate).unwrap();
+            lock.set(Locked {
+                name: candidate.name.clone(),
+                source: "local".into(),
+                integrity: None,
+                hash: hashed.total(),
+                files: hashed.files,
+            });
+        }
+    }
+    lock.write(dir).unwrap();
+}
+
+async fn swap_plugin(host: &PluginHost) -> PluginReport {
+    host.report()
+        .await
+        .into_iter()
+        .find(|p| p.name == "swap")
+        .expect("the plugin is reported")
+}
+
+/// Write `text` to `path` whole (through a rename), so a reader sees the
+/// old content or the new, never half of one. The staged file is a dot
+/// file beside the plugin's folder, which the host passes over.
+fn replace(path: &Path, text: &str) {
+    let folder = path.parent().unwrap();
+    let staged = folder.with_file_name(".staged");
+    std::fs::write(&staged, text).unwrap();
+    std::fs::rename(&staged, path).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_swapped_while_hosts_load_is_refused_or_runs_as_locked() {
+    let plugins = plugin_dir();
+    let entry = write(plugins.path(), "swap/index.ts", &offering("locked_tool"));
+    lock(plugins.path());
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, entry) = (Arc::clone(&stop), entry.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                replace(&entry, &offering("swapped_tool"));
+                replace(&entry, &offering("locked_tool"));
+            }
+        })
+    };
+    let (mut refused, mut loaded) = (0, 0);
+    for _ in 0..40 {
+        let host = PluginHost::builder(plugins.path())
+            .locked(true)
+            .open()
+            .unwrap();
+        let plugin = swap_plugin(&host).await;
+        match plugin.status {
+            Status::Loaded => {
+                assert_eq!(plugin.tools, ["locked_tool"], "{plugin}");
+                loaded += 1;
+            }
+            Status::Refused => {
+                let reason = plugin.reason.as_deref().unwrap_or_default();
+                assert!(reason.contains("index.ts changed"), "{reason}");
+                refused += 1;
+            }
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    swapper.join().unwrap();
+    eprintln!("{loaded} loaded as locked, {refused} refused");
+    assert_eq!(loaded + refused, 40);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn live_reload_under_a_lock_loads_only_locked_content() {
+    let plugins = plugin_dir();
+    let entry = write(plugins.path(), "swap/index.ts", &offering("locked_tool"));
+    lock(plugins.path());
+    let host = PluginHost::builder(plugins.path())
+        .locked(true)
+        .open()
+        .unwrap();
+    assert_eq!(swap_plugin(&host).await.tools, ["locked_tool"]);
+
+    replace(&entry, &offering("swapped_tool"));
+    host.reload();
+    let plugin = swap_plugin(&host).await;
+    assert_eq!(plugin.status, Status::Refused, "{plugin}");
+    let reason = plugin.reason.unwrap_or_default();
+    assert!(reason.contains("index.ts changed"), "{reason}");
+
+    replace(&entry, &offering("locked_tool"));
+    host.reload();
+    let plugin = swap_plugin(&host).await;
+    assert_eq!(plugin.status, Status::Loaded, "{plugin}");
+    assert_eq!(plugin.tools, ["locked_tool"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dependency_is_locked_as_one_package_and_named_when_it_changes() {
+    let plugins = plugin_dir();
+    write(
+        plugins.path(),
+        "swap/index.ts",
+        "import { name } from \"dep\";\nimport { other } from \"@scope/other\";\nexport default { tools: [{ name: name + other, run() { return \"ok\"; } }] };\n",
+    );
+    let (dep, _) = (
+        write(
+            plugins.path(),
+            "swap/node_modules/dep/index.js",
+            "export const name = \"locked\";\n",
+        ),
+        write(
+            plugins.path(),
+            "swap/node_modules/dep/package.json",
+            "{\"name\": \"dep\", \"main\": \"index.js\"}",
+        ),
+    );
+    write(
+        plugins.path(),
+        "swap/node_modules/@scope/other/index.js",
+        "export const other = \"_tool\";\n",
+    );
+    write(
+        plugins.path(),
+        "swap/node_modules/@scope/other/package.json",
+        "{\"name\": \"@scope/other\", \"main\": \"index.js\"}",
+    );
+    lock(plugins.path());
+    let lock = Lockfile::read(plugins.path()).unwrap();
+    let files: Vec<&str> = lock
+        .get("swap")
+        .unwrap()
+        .files
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "index.ts",
+            "node_modules/@scope/other/",
+            "node_modules/dep/"
+        ]
+    );
+
+    let host = PluginHost::builder(plugins.path())
+        .locked(true)
+        .open()
+        .unwrap();
+    assert_eq!(swap_plugin(&host).await.tools, ["locked_tool"]);
+
+    replace(&dep, "export const name = \"swapped\";\n");
+    host.reload();
+    let plugin = swap_plugin(&host).await;
+    assert_eq!(plugin.status, Status::Refused, "{plugin}");
+    let reason = plugin.reason.unwrap_or_default();
+    assert!(reason.contains("node_modules/dep/ changed"), "{reason}");
+}
