@@ -163,7 +163,9 @@ impl Adapters {
     /// Load `candidate`, whose embedded load found it `needs` Node: on Node
     /// when its manifest leaves the engine to the host and Node is present;
     /// else refused, naming what it needs and what would load it
-    /// ([`crate::NodeNeeds`]).
+    /// ([`crate::NodeNeeds`]). A plugin whose only needs are members it
+    /// reads from a built-in's namespace ([`NodeNeed::Members`](crate::NodeNeed::Members)) stays on
+    /// the embedded engine when Node cannot take it, warned of them.
     fn route(&self, candidate: &Candidate, needs: NodeNeeds) -> Result<Loaded, LoadError> {
         let refused = |message: String| LoadError::Refused {
             path: candidate.entry.clone(),
@@ -175,15 +177,12 @@ impl Adapters {
                 "{needs} (`engine = \"embedded\"` in its plugin.toml keeps it off Node)"
             )));
         }
-        if let Err(missing) = self.available(EngineKind::Node) {
-            return Err(refused(format!("{needs}; {missing}")));
-        }
-        let Some(adapter) = self.get(EngineKind::Node, candidate.ecosystem) else {
-            return Err(refused(format!(
-                "{needs}; it would run on Node, where no adapter serves {} plugins ({})",
-                candidate.ecosystem.as_str(),
-                self.serving(candidate.ecosystem)
-            )));
+        let adapter = match self.node_adapter(candidate.ecosystem) {
+            Ok(adapter) => adapter,
+            Err(why_not) if needs.only_members() => {
+                return self.stay_embedded(candidate, &why_not);
+            }
+            Err(why_not) => return Err(refused(format!("{needs}; {why_not}"))),
         };
         let on_node = Candidate {
             engine: EngineKind::Node,
@@ -199,6 +198,40 @@ impl Adapters {
             engine: EngineKind::Node,
             because: needs.to_string(),
         });
+        Ok(loaded)
+    }
+
+    /// The adapter that runs `ecosystem`'s plugins on Node, or why there is
+    /// none here.
+    fn node_adapter(&self, ecosystem: Ecosystem) -> Result<&Arc<dyn Adapter>, String> {
+        self.available(EngineKind::Node)?;
+        self.get(EngineKind::Node, ecosystem).ok_or_else(|| {
+            format!(
+                "it would run on Node, where no adapter serves {} plugins ({})",
+                ecosystem.as_str(),
+                self.serving(ecosystem)
+            )
+        })
+    }
+
+    /// Load `candidate` on the embedded engine after all (`engine =
+    /// "embedded"`), its reads of members the engine lacks being warnings:
+    /// Node, which has them, cannot take it (`why_not`).
+    fn stay_embedded(&self, candidate: &Candidate, why_not: &str) -> Result<Loaded, LoadError> {
+        let mut embedded = candidate.clone();
+        embedded.manifest.engine = EngineChoice::Embedded;
+        let Some(adapter) = self.get(embedded.engine, embedded.ecosystem) else {
+            return Err(LoadError::NoAdapter {
+                path: embedded.entry.clone(),
+                engine: embedded.engine,
+                ecosystem: embedded.ecosystem,
+                serving: self.serving(embedded.ecosystem),
+            });
+        };
+        let mut loaded = adapter.load(&embedded, open_grants(&embedded)?)?;
+        loaded
+            .warnings
+            .push(format!("it stays on the embedded engine: {why_not}"));
         Ok(loaded)
     }
 

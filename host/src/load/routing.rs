@@ -41,6 +41,20 @@ pub enum NodeNeed {
         /// The names, quoted and joined (`` `createReadStream` ``).
         names: String,
     },
+    /// Members a file reads from the namespace of a Node built-in
+    /// (`fs.realpathSync` after `import * as fs from "node:fs"`) that the
+    /// flavor's stand-in lacks. Unlike an imported name, reading a missing
+    /// member is legal (it is `undefined`), so this need is soft: a plugin
+    /// with no other need stays on the embedded engine when Node cannot
+    /// take it, warned of the members.
+    Members {
+        /// The file that reads them.
+        file: PathBuf,
+        /// The module, as Node names it (`node:fs`).
+        module: String,
+        /// The members, quoted and joined (`` `realpathSync` ``).
+        names: String,
+    },
     /// A service the plugin injects, which its adapter provides only on
     /// Node (DSH's `shell`, say).
     Service {
@@ -86,6 +100,15 @@ impl std::fmt::Display for NodeNeed {
                 "{} imports {names} from \"{module}\", which the embedded engine's `{module}` does not provide",
                 file.display()
             ),
+            NodeNeed::Members {
+                file,
+                module,
+                names,
+            } => write!(
+                f,
+                "{} reads {names} of \"{module}\", which the embedded engine's `{module}` does not provide",
+                file.display()
+            ),
             NodeNeed::Service { file, service } => write!(
                 f,
                 "{} injects `{service}`, a service its adapter provides only on Node",
@@ -125,6 +148,12 @@ impl NodeNeeds {
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Whether every need is soft: members read from a built-in's
+    /// namespace ([`NodeNeed::Members`]).
+    pub fn only_members(&self) -> bool {
+        self.0.iter().all(|n| matches!(n, NodeNeed::Members { .. }))
     }
 }
 

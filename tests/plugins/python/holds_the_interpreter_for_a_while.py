@@ -1,4 +1,4 @@
-"""Holds the GIL at import for six seconds, then lets go: `PyDLL` calls C
+"""Holds the GIL at import for eight seconds, then lets go: `PyDLL` calls C
 without releasing the GIL, and `usleep` never returns to the interpreter."""
 
 import ctypes
@@ -7,4 +7,4 @@ from yohost import Plugin
 
 plugin = Plugin("holds-the-interpreter-for-a-while")
 
-ctypes.PyDLL(None).usleep(6_000_000)
+ctypes.PyDLL(None).usleep(8_000_000)

@@ -11,6 +11,7 @@ mod pi_adapter;
 mod pi_examples;
 mod pi_exec;
 mod pi_fetch;
+mod pi_namespace_reads;
 mod pi_node_fs;
 mod pi_node_packages;
 mod pi_packages;

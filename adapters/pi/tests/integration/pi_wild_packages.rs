@@ -66,7 +66,7 @@ const CORPUS: [(&str, Verdict); 15] = [
     (
         "@baochunli/pi-collaborating-agents@0.4.6",
         Verdict::Effective {
-            engine: "js",
+            engine: "node",
             exercised: "`agent_message` reports the agent it registered in its folder",
         },
     ),

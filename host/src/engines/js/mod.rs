@@ -48,12 +48,12 @@ use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
 use crate::load::grants::Grants;
 use crate::load::loaded::Loaded;
-use crate::load::manifest::Network;
+use crate::load::manifest::{EngineChoice, Network};
 use crate::sandbox::ProcessSandbox;
 use modules::{add_flavor, gather, Builtin, GatherError, Served};
 use runtime::{Program, Sandbox};
 use services::{DryRun, FileAccess, Services};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// How plugins of one ecosystem look to the engine: what they may import,
@@ -208,6 +208,7 @@ pub fn load_with(
         },
     )
     .map_err(refused)?;
+    let member_warnings = member_reads(candidate, &path, &mut modules)?;
     add_flavor(&mut modules, flavor).map_err(refused)?;
     let capabilities = &candidate.manifest.capabilities;
     let env = glue::granted_env(capabilities);
@@ -267,6 +268,7 @@ pub fn load_with(
         message,
     })?;
     let mut warnings = sandbox_warnings;
+    warnings.extend(member_warnings);
     // What it would have done while it loaded (pi's `session_start`).
     warnings.extend(dry_run.iter().flat_map(DryRun::take));
     let offered = flavor.services.is_some();
@@ -285,4 +287,31 @@ pub fn load_with(
     }
     let plugin = Arc::new(plugin::JsPlugin::new(instance));
     started.into_loaded(&path, plugin, warnings, processes)
+}
+
+/// The members the plugin reads from Node built-ins' namespaces that the
+/// embedded engine's stand-ins lack: under `engine = "auto"` a need for
+/// Node (which takes the plugin when it can; else the host loads it here,
+/// with `engine = "embedded"`), otherwise warnings, since each such read
+/// gives `undefined` here.
+fn member_reads(
+    candidate: &Candidate,
+    path: &Path,
+    modules: &mut modules::ModuleSet,
+) -> Result<Vec<String>, LoadError> {
+    let needs = std::mem::take(&mut modules.member_needs);
+    if needs.is_empty() {
+        return Ok(Vec::new());
+    }
+    if candidate.manifest.engine == EngineChoice::Auto {
+        return Err(LoadError::NeedsNode {
+            path: path.to_path_buf(),
+            needs,
+        });
+    }
+    Ok(needs
+        .0
+        .iter()
+        .map(|need| format!("{need}: on the embedded engine, each read gives `undefined`"))
+        .collect())
 }

@@ -22,7 +22,7 @@
 use super::commonjs::{self, Required};
 use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
-use super::transpile::{exports_of, transpile, MAX_SOURCE_BYTES};
+use super::transpile::{exports_of, transpile, Transpiled, MAX_SOURCE_BYTES};
 use super::Flavor;
 use crate::load::grants::{lexical, Confined, FileError};
 use crate::load::routing::{NodeNeed, NodeNeeds};
@@ -89,6 +89,10 @@ pub(crate) struct ModuleSet {
     /// Module name → where its code's positions are in its source, for the
     /// plugin's TypeScript files.
     pub positions: BTreeMap<String, LineMap>,
+    /// The members the plugin's modules read from Node built-ins' namespaces
+    /// that the flavor's stand-ins lack ([`NodeNeed::Members`]): whether
+    /// they send it to Node is the engine's choice.
+    pub member_needs: NodeNeeds,
 }
 
 impl ModuleSet {
@@ -223,8 +227,11 @@ pub(crate) fn gather(
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
             let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
-                if let Some(need) = check_names(&file, builtin, &module.names, &packages)? {
+                if let Some(need) = check_names(&file, builtin, &module, &packages)? {
                     needs.add(need);
+                }
+                if let Some(need) = check_members(&file, builtin, &module, &packages) {
+                    set.member_needs.add(need);
                 }
                 set.sources
                     .entry(builtin.specifier.to_string())
@@ -274,6 +281,9 @@ pub(crate) fn gather(
         set.sources.insert(name, Cow::Owned(module.code));
     }
     if !needs.is_empty() {
+        for need in std::mem::take(&mut set.member_needs).0 {
+            needs.add(need);
+        }
         return Err(GatherError::NeedsNode(needs));
     }
     Ok(set)
@@ -606,24 +616,20 @@ fn gather_commonjs(
 fn check_names(
     file: &Path,
     builtin: &Builtin,
-    names: &[(String, String)],
+    module: &Transpiled,
     packages: &Packages,
 ) -> Result<Option<NodeNeed>, GatherError> {
     let exported = exports_of(builtin.source);
-    let missing: Vec<String> = names
-        .iter()
-        .filter(|(specifier, name)| specifier == builtin.specifier && !exported.contains(name))
-        .map(|(_, name)| format!("`{name}`"))
-        .collect();
+    let missing = lacking(builtin, &exported, &module.names);
     if missing.is_empty() {
         return Ok(None);
     }
-    if let Err(PackageError::NodeBuiltin(module)) =
+    if let Err(PackageError::NodeBuiltin(node_module)) =
         packages.resolve(file, builtin.specifier, Request::Import)
     {
         return Ok(Some(NodeNeed::Names {
             file: file.to_path_buf(),
-            module,
+            module: node_module,
             names: missing.join(", "),
         }));
     }
@@ -636,6 +642,40 @@ fn check_names(
         builtin.specifier,
         offered.join(", ")
     )))
+}
+
+/// The members `file` reads from the namespace of `builtin` that its
+/// stand-in lacks, when it stands in for a Node built-in (Node's own module
+/// has them). Any other module's namespace may lack a member a file reads:
+/// the read is `undefined`, as it would be anywhere.
+fn check_members(
+    file: &Path,
+    builtin: &Builtin,
+    module: &Transpiled,
+    packages: &Packages,
+) -> Option<NodeNeed> {
+    let missing = lacking(builtin, &exports_of(builtin.source), &module.members);
+    if missing.is_empty() {
+        return None;
+    }
+    match packages.resolve(file, builtin.specifier, Request::Import) {
+        Err(PackageError::NodeBuiltin(node_module)) => Some(NodeNeed::Members {
+            file: file.to_path_buf(),
+            module: node_module,
+            names: missing.join(", "),
+        }),
+        _ => None,
+    }
+}
+
+/// The names of `taken` (`(specifier, name)` pairs) that are `builtin`'s
+/// and not among its `exported` names, quoted.
+fn lacking(builtin: &Builtin, exported: &[String], taken: &[(String, String)]) -> Vec<String> {
+    taken
+        .iter()
+        .filter(|(specifier, name)| specifier == builtin.specifier && !exported.contains(name))
+        .map(|(_, name)| format!("`{name}`"))
+        .collect()
 }
 
 /// Whether `file` lies in an npm package installed in the plugin's folder

@@ -21,12 +21,18 @@
 
 use super::positions::LineMap;
 use oxc::allocator::Allocator;
+use oxc::ast::ast::{
+    BindingIdentifier, BindingPattern, ComputedMemberExpression, Expression,
+    ImportDeclarationSpecifier, Program, Statement, StaticMemberExpression, VariableDeclarator,
+};
+use oxc::ast_visit::{walk, Visit};
 use oxc::codegen::{Codegen, CodegenOptions};
 use oxc::diagnostics::OxcDiagnostic;
 use oxc::parser::Parser;
-use oxc::semantic::SemanticBuilder;
+use oxc::semantic::{Scoping, SemanticBuilder};
 use oxc::span::SourceType;
 use oxc::syntax::module_record::{ExportExportName, ExportImportName, ImportImportName};
+use oxc::syntax::symbol::SymbolId;
 use oxc::transformer::{TransformOptions, Transformer};
 use std::path::Path;
 
@@ -61,6 +67,12 @@ pub struct Transpiled {
     /// specifier: `(specifier, name)`, with `default` for a default import
     /// (namespace imports take no name).
     pub names: Vec<(String, String)>,
+    /// The members it reads from the namespaces it imports (`import * as
+    /// fs from "node:fs"`, then `fs.watch(…)` or `const { watch } = fs`):
+    /// `(specifier, member)`. Reading a namespace's missing member is legal
+    /// (it is `undefined`, and code may test for it), so these say what the
+    /// module may use, not what it must have.
+    pub members: Vec<(String, String)>,
     /// Where the code's positions are in the source, for TypeScript (whose
     /// code is not the source); `None` for JavaScript, which runs as written.
     pub lines: Option<LineMap>,
@@ -162,20 +174,26 @@ fn transpile_here(file: &Path, source: &str) -> Result<Transpiled, TranspileErro
     } else {
         (source.to_string(), None)
     };
-    let (imports, names) = imports_of(&code);
+    let (imports, names, members) = imports_of(&code);
     Ok(Transpiled {
         imports,
         names,
+        members,
         code,
         lines,
     })
 }
 
-/// The specifiers of the static imports of plain JavaScript `code`, and
-/// the names taken from them.
-fn imports_of(code: &str) -> (Vec<String>, Vec<(String, String)>) {
+/// A name a module takes from another: `(specifier, name)`.
+type Taken = (String, String);
+
+/// The specifiers of the static imports of plain JavaScript `code`, the
+/// names taken from them, and the members read from the namespaces
+/// imported ([`Transpiled::members`]).
+fn imports_of(code: &str) -> (Vec<String>, Vec<Taken>, Vec<Taken>) {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
+    let members = namespace_members(&parsed.program);
     let record = &parsed.module_record;
     let imported = record.import_entries.iter().filter_map(|e| {
         let name = match &e.import_name {
@@ -204,7 +222,106 @@ fn imports_of(code: &str) -> (Vec<String>, Vec<(String, String)>) {
         .collect();
     found.sort();
     found.dedup_by(|a, b| a.1 == b.1);
-    (found.into_iter().map(|(_, s)| s).collect(), names)
+    (found.into_iter().map(|(_, s)| s).collect(), names, members)
+}
+
+/// The members `program` reads from the namespaces it imports, each once,
+/// in order: `ns.member`, `ns["member"]` and `const { member } = ns`, where
+/// `ns` is the import's own binding (a local of the same name is not).
+fn namespace_members(program: &Program<'_>) -> Vec<Taken> {
+    let namespaces: Vec<(&BindingIdentifier, String)> = program
+        .body
+        .iter()
+        .filter_map(|statement| match statement {
+            Statement::ImportDeclaration(import) => Some(import),
+            _ => None,
+        })
+        .flat_map(|import| {
+            import.specifiers.iter().flatten().filter_map(|s| match s {
+                ImportDeclarationSpecifier::ImportNamespaceSpecifier(ns) => {
+                    Some((&ns.local, import.source.value.to_string()))
+                }
+                _ => None,
+            })
+        })
+        .collect();
+    if namespaces.is_empty() {
+        return Vec::new();
+    }
+    let scoping = SemanticBuilder::new()
+        .build(program)
+        .semantic
+        .into_scoping();
+    let mut reads = NamespaceReads {
+        namespaces: namespaces
+            .into_iter()
+            .map(|(local, specifier)| (local.symbol_id(), specifier))
+            .collect(),
+        scoping: &scoping,
+        found: Vec::new(),
+    };
+    reads.visit_program(program);
+    reads.found
+}
+
+/// The visitor of [`namespace_members`].
+struct NamespaceReads<'s> {
+    /// Each namespace import's binding, and its specifier.
+    namespaces: Vec<(SymbolId, String)>,
+    scoping: &'s Scoping,
+    found: Vec<Taken>,
+}
+
+impl NamespaceReads<'_> {
+    /// The specifier of the namespace `expression` names, if it does.
+    fn namespace(&self, expression: &Expression<'_>) -> Option<String> {
+        let Expression::Identifier(id) = expression else {
+            return None;
+        };
+        let symbol = self.scoping.get_reference(id.reference_id()).symbol_id()?;
+        self.namespaces
+            .iter()
+            .find(|(s, _)| *s == symbol)
+            .map(|(_, specifier)| specifier.clone())
+    }
+
+    fn read(&mut self, specifier: String, member: &str) {
+        let read = (specifier, member.to_string());
+        if !self.found.contains(&read) {
+            self.found.push(read);
+        }
+    }
+}
+
+impl<'a> Visit<'a> for NamespaceReads<'_> {
+    fn visit_static_member_expression(&mut self, it: &StaticMemberExpression<'a>) {
+        if let Some(specifier) = self.namespace(&it.object) {
+            self.read(specifier, &it.property.name);
+        }
+        walk::walk_static_member_expression(self, it);
+    }
+
+    fn visit_computed_member_expression(&mut self, it: &ComputedMemberExpression<'a>) {
+        if let (Some(specifier), Expression::StringLiteral(key)) =
+            (self.namespace(&it.object), &it.expression)
+        {
+            self.read(specifier, &key.value);
+        }
+        walk::walk_computed_member_expression(self, it);
+    }
+
+    fn visit_variable_declarator(&mut self, it: &VariableDeclarator<'a>) {
+        if let (BindingPattern::ObjectPattern(pattern), Some(init)) = (&it.id, &it.init) {
+            if let Some(specifier) = self.namespace(init) {
+                for property in &pattern.properties {
+                    if let Some(name) = property.key.static_name() {
+                        self.read(specifier.clone(), &name);
+                    }
+                }
+            }
+        }
+        walk::walk_variable_declarator(self, it);
+    }
 }
 
 /// The names plain JavaScript module `code` exports (`default` for its
@@ -427,6 +544,45 @@ mod tests {
         .unwrap();
         assert!(!out.code.contains("interface"), "{}", out.code);
         assert_eq!(out.imports, ["yohost", "./util.ts"]);
+    }
+
+    #[test]
+    fn members_read_from_an_imported_namespace_are_listed_once() {
+        let out = transpile(
+            Path::new("p.ts"),
+            r#"import * as fs from "node:fs";
+import * as path from "node:path";
+import { readFileSync } from "node:fs";
+const { watch, statSync: stat } = fs;
+export function f(p: string) {
+  fs.existsSync(p);
+  fs["createReadStream"](p);
+  fs.existsSync(p);
+  return path.join(p, "x") + readFileSync(p);
+}
+export function g(fs: { open(): void }) {
+  fs.open();
+}
+"#,
+        )
+        .unwrap();
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(s, n)| (s.to_string(), n.to_string()))
+                .collect()
+        };
+        assert_eq!(out.names, pairs(&[("node:fs", "readFileSync")]));
+        assert_eq!(
+            out.members,
+            pairs(&[
+                ("node:fs", "watch"),
+                ("node:fs", "statSync"),
+                ("node:fs", "existsSync"),
+                ("node:fs", "createReadStream"),
+                ("node:path", "join"),
+            ]),
+            "a parameter named like the namespace is not it"
+        );
     }
 
     #[test]
