@@ -36,6 +36,7 @@ pub(crate) mod crypto;
 pub(crate) mod fetch;
 pub(crate) mod glue;
 pub mod modules;
+pub(crate) mod node_needs;
 pub(crate) mod packages;
 pub(crate) mod plugin;
 pub(crate) mod positions;

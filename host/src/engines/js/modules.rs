@@ -14,21 +14,22 @@
 //! dynamic `import()` of anything else fails too.
 //!
 //! What only Node has (a Node built-in outside the flavor's table, or names
-//! a flavor's Node module lacks, or an npm package with a native addon)
-//! does not stop the walk: it is collected, and a graph whose only lack is
+//! a flavor's Node module lacks, or an npm package with a native addon:
+//! [`super::node_needs`]) does not stop the walk: it is collected, and a graph whose only lack is
 //! Node ends as `GatherError::NeedsNode`, which the Node routing ([`crate::NodeNeeds`]) sends
 //! to Node. Any other refusal wins over it.
 
 use super::commonjs::{self, Required};
+use super::node_needs::{check_members, check_names, NativeAddons};
 use super::packages::{Format, PackageError, Packages, Request};
 use super::positions::LineMap;
-use super::transpile::{exports_of, transpile, Transpiled, MAX_SOURCE_BYTES};
+use super::transpile::{transpile, MAX_SOURCE_BYTES};
 use super::Flavor;
 use crate::load::grants::{lexical, Confined, FileError};
 use crate::load::routing::{NodeNeed, NodeNeeds};
 use crate::model::sync::lock;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Extensions tried, in order, for a relative import without one.
@@ -289,96 +290,6 @@ pub(crate) fn gather(
     Ok(set)
 }
 
-/// The npm packages of a plugin that hold a native addon, found once per
-/// package.
-#[derive(Default)]
-struct NativeAddons {
-    /// Package folder → what shows it is native, if it is.
-    seen: HashMap<PathBuf, Option<String>>,
-}
-
-impl NativeAddons {
-    /// The need for Node when `target` (what `specifier` in `file`
-    /// resolved to) is a native addon or a file of a package with one.
-    fn need(
-        &mut self,
-        base_dir: &Path,
-        file: &Path,
-        specifier: &str,
-        target: &Path,
-    ) -> Option<NodeNeed> {
-        let evidence = if target.extension().is_some_and(|e| e == "node") {
-            Some(module_name(base_dir, target))
-        } else {
-            let package = package_folder(target)?;
-            self.seen
-                .entry(package.clone())
-                .or_insert_with(|| native_evidence(&package))
-                .clone()
-        }?;
-        Some(NodeNeed::NativeAddon {
-            file: file.to_path_buf(),
-            package: specifier.to_string(),
-            evidence,
-        })
-    }
-}
-
-/// The folder of the npm package `file` belongs to: the one right under
-/// its last `node_modules` (`@scope/name` for a scoped one).
-fn package_folder(file: &Path) -> Option<PathBuf> {
-    let parts: Vec<_> = file.components().collect();
-    let at = parts
-        .iter()
-        .rposition(|c| c.as_os_str() == "node_modules")?;
-    let scoped = parts
-        .get(at + 1)?
-        .as_os_str()
-        .to_string_lossy()
-        .starts_with('@');
-    let end = at + if scoped { 3 } else { 2 };
-    (end < parts.len()).then(|| parts[..end].iter().collect())
-}
-
-/// What shows that the package in `folder` has a native addon: a
-/// `binding.gyp`, `"gypfile": true` in its `package.json`, or a `.node`
-/// file (in its first four levels, skipping its own `node_modules`; at
-/// most 4096 entries are looked at).
-fn native_evidence(folder: &Path) -> Option<String> {
-    if folder.join("binding.gyp").is_file() {
-        return Some("binding.gyp".into());
-    }
-    let manifest =
-        crate::load::source::read_text(&folder.join("package.json"), MAX_SOURCE_BYTES).ok();
-    let gypfile = manifest
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .is_some_and(|p| p.get("gypfile") == Some(&serde_json::Value::Bool(true)));
-    if gypfile {
-        return Some("\"gypfile\": true".into());
-    }
-    let mut budget = 4096usize;
-    let mut queue = vec![(folder.to_path_buf(), 0)];
-    while let Some((dir, depth)) = queue.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            budget = budget.checked_sub(1)?;
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() && depth < 4 && entry.file_name() != "node_modules" {
-                queue.push((path, depth + 1));
-            } else if kind.is_file() && path.extension().is_some_and(|e| e == "node") {
-                let inside = path.strip_prefix(folder).unwrap_or(&path);
-                return Some(inside.display().to_string());
-            }
-        }
-    }
-    None
-}
-
 /// Add the flavor's own modules to `set`: its shape module, and every
 /// module the shape and the built-ins in `set` import. A flavor module may
 /// import only the flavor's built-ins and internal modules.
@@ -610,74 +521,6 @@ fn gather_commonjs(
     Ok(queue)
 }
 
-/// Every name `file` takes from `builtin` must be one it exports. Names
-/// the flavor's stand-in for a Node built-in lacks are a need for Node
-/// (Node's own module has them).
-fn check_names(
-    file: &Path,
-    builtin: &Builtin,
-    module: &Transpiled,
-    packages: &Packages,
-) -> Result<Option<NodeNeed>, GatherError> {
-    let exported = exports_of(builtin.source);
-    let missing = lacking(builtin, &exported, &module.names);
-    if missing.is_empty() {
-        return Ok(None);
-    }
-    if let Err(PackageError::NodeBuiltin(node_module)) =
-        packages.resolve(file, builtin.specifier, Request::Import)
-    {
-        return Ok(Some(NodeNeed::Names {
-            file: file.to_path_buf(),
-            module: node_module,
-            names: missing.join(", "),
-        }));
-    }
-    let mut offered: Vec<&str> = exported.iter().map(String::as_str).collect();
-    offered.sort_unstable();
-    Err(GatherError::Refused(format!(
-        "{} imports {} from \"{}\", which the host does not provide (it provides: {})",
-        file.display(),
-        missing.join(", "),
-        builtin.specifier,
-        offered.join(", ")
-    )))
-}
-
-/// The members `file` reads from the namespace of `builtin` that its
-/// stand-in lacks, when it stands in for a Node built-in (Node's own module
-/// has them). Any other module's namespace may lack a member a file reads:
-/// the read is `undefined`, as it would be anywhere.
-fn check_members(
-    file: &Path,
-    builtin: &Builtin,
-    module: &Transpiled,
-    packages: &Packages,
-) -> Option<NodeNeed> {
-    let missing = lacking(builtin, &exports_of(builtin.source), &module.members);
-    if missing.is_empty() {
-        return None;
-    }
-    match packages.resolve(file, builtin.specifier, Request::Import) {
-        Err(PackageError::NodeBuiltin(node_module)) => Some(NodeNeed::Members {
-            file: file.to_path_buf(),
-            module: node_module,
-            names: missing.join(", "),
-        }),
-        _ => None,
-    }
-}
-
-/// The names of `taken` (`(specifier, name)` pairs) that are `builtin`'s
-/// and not among its `exported` names, quoted.
-fn lacking(builtin: &Builtin, exported: &[String], taken: &[(String, String)]) -> Vec<String> {
-    taken
-        .iter()
-        .filter(|(specifier, name)| specifier == builtin.specifier && !exported.contains(name))
-        .map(|(_, name)| format!("`{name}`"))
-        .collect()
-}
-
 /// Whether `file` lies in an npm package installed in the plugin's folder
 /// (under a `node_modules` folder of `base_dir`).
 fn in_package(base_dir: &Path, file: &Path) -> bool {
@@ -795,7 +638,7 @@ fn confine(
 
 /// A plugin file's module name: its path relative to the plugin's folder,
 /// with `/` separators.
-fn module_name(base_dir: &Path, file: &Path) -> String {
+pub(super) fn module_name(base_dir: &Path, file: &Path) -> String {
     let relative = file.strip_prefix(base_dir).unwrap_or(file);
     relative
         .components()
@@ -973,36 +816,6 @@ mod tests {
             panic!("the plugin's own file over the limit is refused");
         };
         assert!(why.contains("own.js is over the limit of "), "{why}");
-    }
-
-    #[test]
-    fn packages_with_a_native_addon_are_found_by_their_marks() {
-        let dir = tempfile::tempdir().unwrap();
-        let modules = dir.path().join("node_modules");
-        for (file, text) in [
-            ("gyp/binding.gyp", "{}"),
-            ("gyp/index.js", ""),
-            ("flag/package.json", "{\"gypfile\": true}"),
-            ("@scope/built/prebuilds/linux-x64/x.node", ""),
-            ("plain/package.json", "{}"),
-        ] {
-            let path = modules.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let evidence = |package: &str| native_evidence(&modules.join(package));
-        assert_eq!(evidence("gyp").as_deref(), Some("binding.gyp"));
-        assert_eq!(evidence("flag").as_deref(), Some("\"gypfile\": true"));
-        assert_eq!(
-            evidence("@scope/built").as_deref(),
-            Some("prebuilds/linux-x64/x.node")
-        );
-        assert_eq!(evidence("plain"), None);
-        assert_eq!(
-            package_folder(&modules.join("@scope/built/lib/a.js")),
-            Some(modules.join("@scope/built"))
-        );
-        assert_eq!(package_folder(&dir.path().join("own/a.js")), None);
     }
 
     #[cfg(unix)]
