@@ -15,7 +15,7 @@
 //!
 //! What only Node has (a Node built-in outside the flavor's table, or names
 //! a flavor's Node module lacks, or an npm package with a native addon:
-//! [`super::node_needs`]) does not stop the walk: it is collected, and a graph whose only lack is
+//! `node_needs`) does not stop the walk: it is collected, and a graph whose only lack is
 //! Node ends as `GatherError::NeedsNode`, which the Node routing ([`crate::NodeNeeds`]) sends
 //! to Node. Any other refusal wins over it.
 
