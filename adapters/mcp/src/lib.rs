@@ -110,7 +110,7 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             let extra = program.canonicalize().into_iter().collect();
             let processes = Some(sandbox.confinement());
             let start = Start::Stdio {
-                sandbox,
+                sandbox: Box::new(sandbox),
                 program,
                 args,
                 env,

@@ -31,7 +31,7 @@ const LIVED_LONG: Duration = Duration::from_secs(60);
 pub(crate) enum Start {
     /// A process in the plugin's sandbox.
     Stdio {
-        sandbox: ProcessSandbox,
+        sandbox: Box<ProcessSandbox>,
         program: PathBuf,
         args: Vec<String>,
         env: Vec<(String, String)>,

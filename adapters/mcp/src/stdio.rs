@@ -55,7 +55,7 @@ impl Stdio {
             .stdin(Piped::piped())
             .stdout(Piped::piped())
             .stderr(Piped::piped());
-        let mut process = sandbox.spawn(command, extra)?;
+        let mut process = sandbox.spawn(sandbox.reserve()?, command, extra)?;
         let pipes = process.child();
         let (stdin, stdout, stderr) = (
             pipes.stdin.take().expect("piped"),

@@ -177,6 +177,10 @@ pub enum EngineChoice {
 pub struct Limits {
     /// Memory for the plugin's instance in MiB. Absent: 64 MiB.
     pub memory_mib: Option<u64>,
+    /// How many processes the plugin may run at once (the Node engine's,
+    /// `exec`'s, an MCP server's). Absent:
+    /// [`PROCESSES_PER_PLUGIN`](crate::sandbox::PROCESSES_PER_PLUGIN).
+    pub processes: Option<u32>,
 }
 
 /// `[capabilities]`: everything is denied unless granted here.

@@ -1,18 +1,22 @@
 //! The life of a plugin process: started by one thread that lives as long
-//! as the host, in a process group of its own, ended with the host, and
-//! ended with everything it started.
+//! as the host, in a session of its own, ended with the host, and ended
+//! with everything it started.
 //!
 //! - `PR_SET_PDEATHSIG` fires when the *thread* that forked a process ends,
 //!   so every plugin process is forked by one spawner thread that never
 //!   ends ([`spawn`]): the process then dies with the host, and only then.
-//! - The process is a child subreaper (`PR_SET_CHILD_SUBREAPER`): what it
-//!   starts and abandons (a double fork, a daemon that left its process
-//!   group) is reparented to it rather than to init, so the whole tree
-//!   stays below it while it lives, and [`PluginProcess::end`] finds it
-//!   through `/proc`.
+//! - A confined process is the first of its own PID namespace (`child`):
+//!   the kernel ends everything in the namespace when it ends, whatever
+//!   forked, `setsid`ed or stopped.
+//! - The process is also a child subreaper (`PR_SET_CHILD_SUBREAPER`), for
+//!   an unconfined one: what it starts and abandons is reparented to it
+//!   rather than to init, so the whole tree stays below it while it lives,
+//!   and [`PluginProcess::end`] finds it through `/proc`.
 //! - Ending stops the tree first (`SIGSTOP`, so nothing forks while it is
 //!   gathered), then kills it and the process group.
 
+use super::child::Plan;
+use super::limits::ProcessSlot;
 use crate::model::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -25,7 +29,11 @@ use std::sync::{Mutex, OnceLock};
 type Job = (Command, mpsc::SyncSender<io::Result<Child>>);
 
 /// Start `command`, prepared by [`prepare`], on the spawner thread.
-pub(super) fn spawn(command: Command) -> io::Result<PluginProcess> {
+pub(super) fn spawn(
+    command: Command,
+    slot: ProcessSlot,
+    tmp: Option<tempfile::TempDir>,
+) -> io::Result<PluginProcess> {
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {
         let (jobs, inbox) = mpsc::channel::<Job>();
@@ -48,42 +56,35 @@ pub(super) fn spawn(command: Command) -> io::Result<PluginProcess> {
         .recv()
         .map_err(|_| io::Error::other("the thread that starts plugin processes is gone"))??;
     let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
-    Ok(PluginProcess { child, pid })
+    Ok(PluginProcess {
+        child,
+        pid,
+        _slot: slot,
+        _tmp: tmp,
+    })
 }
 
-/// Set what the process must be between `fork` and `exec`: its own process
-/// group, killed when the host ends, a subreaper of what it starts, and
-/// then `confine` (the Landlock ruleset), applied last.
-pub(super) fn prepare(
-    command: &mut Command,
-    mut confine: impl FnMut() -> io::Result<()> + Send + Sync + 'static,
-) {
-    let host = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
-    command.process_group(0);
+/// Set what the process must be between `fork` and `exec`: the steps of
+/// `plan` (`child`).
+pub(super) fn prepare(command: &mut Command, mut plan: Plan) {
     // SAFETY: the closure runs in the forked child before `exec` and makes
-    // only system calls (`prctl`, `getppid`) besides `confine`, which
-    // applies a ruleset made before the fork.
+    // only system calls: everything the plan applies was made before the
+    // fork.
     unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
-                || libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            // The host ended between the fork and the prctl.
-            if libc::getppid() != host {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
-            }
-            confine()
-        });
+        command.pre_exec(move || plan.apply());
     }
 }
 
-/// A running plugin process, the leader of its process group.
+/// A running plugin process, the leader of its own session and process
+/// group. A confined process is seen through its keeper (`child`), whose
+/// end ends its PID namespace. Its private temporary folder is removed, and
+/// its place in the process limits given back, once it has ended.
 #[derive(Debug)]
 pub struct PluginProcess {
     child: Child,
     pid: libc::pid_t,
+    _slot: ProcessSlot,
+    _tmp: Option<tempfile::TempDir>,
 }
 
 impl PluginProcess {

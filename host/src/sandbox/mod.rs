@@ -32,19 +32,25 @@
 //! and life rules above and without the kernel's confinement, and its load
 //! warnings say so.
 
-mod kernel;
+mod child;
 mod life;
+mod limits;
+mod ruleset;
+mod seccomp;
 
 pub use life::PluginProcess;
+pub use limits::{ProcessSlot, PROCESSES_PER_HOST, PROCESSES_PER_PLUGIN};
+pub use seccomp::SocketPolicy;
 
 use crate::load::discovery::Candidate;
 use crate::load::grants::{Access, Grants};
-use crate::load::manifest::Network;
+use crate::load::manifest::{Capabilities, Network};
 use crate::model::Confinement;
 use std::ffi::OsStr;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// The variables every plugin process gets from the host's environment,
 /// when the host has them, besides those its manifest grants: where
@@ -103,6 +109,10 @@ pub struct ProcessSandbox {
     own: Vec<PathBuf>,
     grants: Grants,
     tcp: TcpAccess,
+    sockets: SocketPolicy,
+    /// The seccomp filters, compiled once (none for an unconfined plugin).
+    filters: Option<std::sync::Arc<seccomp::Filters>>,
+    count: limits::PluginCount,
     env: Vec<(String, String)>,
     confinement: Confinement,
     /// Loaded for a check: nothing may be written, and no connection made.
@@ -115,29 +125,67 @@ impl ProcessSandbox {
     /// opened `grants`. `Err` says why the plugin cannot have one here (no
     /// Landlock, and no `unconfined` opt-in).
     pub fn for_plugin(candidate: &Candidate, grants: &Grants) -> Result<ProcessSandbox, String> {
-        let capabilities = &candidate.manifest.capabilities;
-        let mut warnings = Vec::new();
-        let confinement = confinement(kernel::support(), capabilities.unconfined, &mut warnings)?;
-        let tcp = match &capabilities.network {
-            _ if candidate.dry_run => TcpAccess::Ports(Vec::new()),
-            Network::Granted(true) => TcpAccess::Any,
-            Network::Granted(false) => TcpAccess::Ports(Vec::new()),
-            Network::Hosts(_) => {
-                warnings.push("its processes open no network connection: the kernel sandbox filters ports, not hosts, so a list of hosts cannot be enforced there; `network = true` would allow every host".into());
-                TcpAccess::Ports(Vec::new())
-            }
-        };
         let mut own = candidate.own_paths();
         if let Ok(entry) = candidate.entry.canonicalize() {
             if !own.iter().any(|o| entry.starts_with(o)) {
                 own.push(entry);
             }
         }
+        let processes = candidate.manifest.limits.processes;
+        Self::new(
+            own,
+            &candidate.manifest.capabilities,
+            grants,
+            candidate.dry_run,
+            processes.map_or(PROCESSES_PER_PLUGIN, |n| n as usize),
+        )
+    }
+
+    /// The sandbox of a process the host starts on a package's behalf (npm
+    /// during `yohost add`): `capabilities` as a plugin's, relative to
+    /// `base`, which it may also read. Never unconfined: `Err` says what the
+    /// kernel lacks, or which grant cannot be opened.
+    pub fn for_host_tool(
+        base: &Path,
+        capabilities: &Capabilities,
+    ) -> Result<ProcessSandbox, String> {
+        let mut capabilities = capabilities.clone();
+        capabilities.unconfined = false;
+        let grants = Grants::open(base, &capabilities).map_err(|e| e.to_string())?;
+        let own = vec![std::path::absolute(base).map_err(|e| e.to_string())?];
+        Self::new(own, &capabilities, &grants, false, PROCESSES_PER_PLUGIN)
+    }
+
+    /// The sandbox of processes that may read `own`, with `capabilities`
+    /// and their opened `grants`; a `dry_run` writes nothing and connects
+    /// nowhere.
+    fn new(
+        own: Vec<PathBuf>,
+        capabilities: &Capabilities,
+        grants: &Grants,
+        dry_run: bool,
+        processes: usize,
+    ) -> Result<ProcessSandbox, String> {
+        let mut warnings = Vec::new();
+        let confinement = confinement(support(), capabilities.unconfined, &mut warnings)?;
+        let (tcp, sockets) = match &capabilities.network {
+            _ if dry_run => (TcpAccess::Ports(Vec::new()), SocketPolicy::None),
+            Network::Granted(true) => (TcpAccess::Any, SocketPolicy::Internet),
+            Network::Granted(false) => (TcpAccess::Ports(Vec::new()), SocketPolicy::None),
+            Network::Hosts(_) => {
+                warnings.push("its processes open no network connection: the kernel sandbox filters ports, not hosts, so a list of hosts cannot be enforced there; `network = true` would allow every host".into());
+                (TcpAccess::Ports(Vec::new()), SocketPolicy::None)
+            }
+        };
+        let filters = match confinement {
+            Confinement::Kernel => Some(std::sync::Arc::new(seccomp::filters(sockets)?)),
+            Confinement::Unconfined => None,
+        };
         let granted = capabilities.env.iter().map(String::as_str);
         // A home the process cannot read is left out: programs then skip
         // their per-user settings (git fails on an unreadable
         // `~/.gitconfig`, and skips an absent one).
-        let readable = |path: &std::path::Path| {
+        let readable = |path: &Path| {
             own.iter().any(|o| path.starts_with(o))
                 || grants.iter().any(|g| path.starts_with(g.real()))
         };
@@ -157,9 +205,12 @@ impl ProcessSandbox {
             own,
             grants: grants.clone(),
             tcp,
+            sockets,
+            filters,
+            count: limits::PluginCount::new(processes),
             env,
             confinement,
-            dry_run: candidate.dry_run,
+            dry_run,
             warnings,
         })
     }
@@ -168,11 +219,16 @@ impl ProcessSandbox {
     /// the host's own unit tests.
     #[cfg(all(test, feature = "js"))]
     pub(crate) fn for_tests(grants: Grants) -> ProcessSandbox {
-        kernel::support().expect("these tests need Landlock");
+        support().expect("these tests need the kernel sandbox");
         ProcessSandbox {
             own: Vec::new(),
             grants,
             tcp: TcpAccess::Ports(Vec::new()),
+            sockets: SocketPolicy::None,
+            filters: Some(std::sync::Arc::new(
+                seccomp::filters(SocketPolicy::None).unwrap(),
+            )),
+            count: limits::PluginCount::new(PROCESSES_PER_PLUGIN),
             env: BASE_ENV
                 .iter()
                 .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
@@ -210,32 +266,119 @@ impl ProcessSandbox {
         command
     }
 
-    /// Start `command` in the sandbox: confined by the kernel, in its own
-    /// process group, killed with the host. Also allow reading `extra`
-    /// (a runtime outside the system's folders, such as a `node` installed
-    /// under the user's home).
-    pub fn spawn(&self, mut command: Command, extra: &[PathBuf]) -> io::Result<PluginProcess> {
-        let mut confine = match self.confinement {
-            Confinement::Kernel => {
+    /// Which sockets these processes may open.
+    pub fn sockets(&self) -> SocketPolicy {
+        self.sockets
+    }
+
+    /// A place in the process limits for one more process of this plugin
+    /// (see [`PROCESSES_PER_PLUGIN`]), to start it with; `Err` names the
+    /// limit it would pass. Reserve before making what the process needs
+    /// (a thread to wait on it), so that a flood of starts is refused
+    /// before it costs anything.
+    pub fn reserve(&self) -> io::Result<ProcessSlot> {
+        self.count.reserve()
+    }
+
+    /// Start `command` in `slot`: confined by the kernel (see the module's
+    /// doc), in a session of its own, killed with the host, with a private
+    /// temporary folder (`TMPDIR`) that is removed once it has ended. Also
+    /// allow reading `extra` (a runtime outside the system's folders, such
+    /// as a `node` installed under the user's home).
+    pub fn spawn(
+        &self,
+        slot: ProcessSlot,
+        mut command: Command,
+        extra: &[PathBuf],
+    ) -> io::Result<PluginProcess> {
+        let scratch = tempfile::Builder::new()
+            .prefix("yohost-process-")
+            .tempdir()
+            .map_err(|e| io::Error::other(format!("cannot make its temporary folder: {e}")))?;
+        command.env("TMPDIR", scratch.path());
+        let confined = match (&self.confinement, &self.filters) {
+            (Confinement::Kernel, Some(filters)) => {
                 let read = self.own.iter().chain(extra);
                 // A check writes nothing, even where a run may.
                 let access = |a| if self.dry_run { Access::Read } else { a };
                 let grants = self.grants.iter().map(|g| (g.handle(), access(g.access())));
-                let ruleset = kernel::ruleset(read, grants, &self.tcp).map_err(|e| {
-                    io::Error::other(format!("cannot make the kernel sandbox: {e}"))
-                })?;
-                Some(ruleset)
+                let ruleset =
+                    ruleset::ruleset(read, scratch.path(), grants, &self.tcp).map_err(|e| {
+                        io::Error::other(format!("cannot make the kernel sandbox: {e}"))
+                    })?;
+                Some(child::Confined {
+                    ruleset: Some(ruleset),
+                    filters: filters.as_ref().clone(),
+                })
             }
-            Confinement::Unconfined => None,
+            _ => None,
         };
-        life::prepare(&mut command, move || match confine.take() {
-            Some(ruleset) => ruleset
-                .restrict_self()
-                .map(drop)
-                .map_err(|_| io::Error::from_raw_os_error(libc::EPERM)),
-            None => Ok(()),
-        });
-        life::spawn(command)
+        let plan = child::Plan {
+            host: host_pid(),
+            confined,
+            probe: false,
+        };
+        life::prepare(&mut command, plan);
+        life::spawn(command, slot, Some(scratch))
+    }
+}
+
+/// The host's pid, as a process it forks sees its parent.
+fn host_pid() -> libc::pid_t {
+    libc::pid_t::try_from(std::process::id()).unwrap_or(0)
+}
+
+/// Whether this kernel can confine a plugin process with every layer:
+/// `Err` names the layer it cannot give. Checked once per process, by
+/// starting `true` under all of them.
+pub fn support() -> Result<(), String> {
+    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
+    CHECKED.get_or_init(probe).clone()
+}
+
+/// Start `true` confined by every layer and see it exit cleanly.
+fn probe() -> Result<(), String> {
+    ruleset::support()?;
+    let cannot = |why: String| format!("the kernel cannot confine plugin processes: {why}");
+    let program = ["/usr/bin/true", "/bin/true"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .ok_or_else(|| cannot("there is no `true` to try it with".into()))?;
+    let scratch = tempfile::tempdir().map_err(|e| cannot(e.to_string()))?;
+    let ruleset = ruleset::ruleset(
+        std::iter::empty(),
+        scratch.path(),
+        std::iter::empty(),
+        &TcpAccess::Ports(Vec::new()),
+    )
+    .map_err(|e| cannot(e.to_string()))?;
+    let plan = child::Plan {
+        host: host_pid(),
+        confined: Some(child::Confined {
+            ruleset: Some(ruleset),
+            filters: seccomp::filters(SocketPolicy::None).map_err(cannot)?,
+        }),
+        probe: true,
+    };
+    let mut command = Command::new(program);
+    command
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    life::prepare(&mut command, plan);
+    let slot = limits::PluginCount::new(1)
+        .reserve()
+        .map_err(|e| cannot(e.to_string()))?;
+    let mut process = life::spawn(command, slot, None).map_err(|e| cannot(e.to_string()))?;
+    let status = process.child().wait().map_err(|e| cannot(e.to_string()))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => Err(cannot(match child::Step::from_code(code) {
+            Some(step) => format!("{} failed", step.layer()),
+            None => format!("a confined `true` exited with {code}"),
+        })),
+        None => Err(cannot(format!("a confined `true` ended with {status}"))),
     }
 }
 
@@ -269,6 +412,6 @@ mod tests {
     fn this_kernel_confines_plugin_processes() {
         // The machines this project is built and tested on have Landlock
         // ABI 6 or newer; without it every sandbox test would pass vacuously.
-        assert_eq!(kernel::support(), Ok(()));
+        assert_eq!(support(), Ok(()));
     }
 }

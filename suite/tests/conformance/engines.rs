@@ -116,6 +116,9 @@ pub struct Engine {
     /// `denied:<code>`) and `fx_signal {pid}` (send `SIGCONT` from the
     /// plugin's own code: `signalled` or `denied:<code>`).
     pub processes: Option<fn(dir: &Path, plugin: &str, manifest: &str)>,
+    /// Whether a call past its deadline ends what the call started: the
+    /// process it ran in is retired (Node) or was the call's own (`exec`).
+    pub deadline_ends_processes: Support,
     /// For a row whose plugin is a server speaking its protocol on its own
     /// output (MCP): put the fixture in `dir/<plugin>/` as a server that
     /// never answers its handshake (`mute`), with these extra `plugin.toml`
@@ -254,6 +257,7 @@ pub fn ts() -> Engine {
         finish_line: "finish completed",
         event_name: every_event,
         processes: None,
+        deadline_ends_processes: Support::Yes,
         server: None,
     }
 }
@@ -400,6 +404,7 @@ pub fn pi() -> Engine {
         finish_line: "event agent_end",
         event_name: pi_event,
         processes: Some(pi_processes),
+        deadline_ends_processes: Support::Yes,
         server: None,
     }
 }
@@ -450,6 +455,7 @@ pub fn dsh() -> Engine {
         finish_line: "",
         event_name: no_event,
         processes: None,
+        deadline_ends_processes: Support::Yes,
         server: None,
     }
 }
@@ -508,6 +514,7 @@ pub fn rutis() -> Engine {
         finish_line: "",
         event_name: no_event,
         processes: None,
+        deadline_ends_processes: Support::Yes,
         server: None,
     }
 }
@@ -566,7 +573,20 @@ pub fn mcp() -> Engine {
         finish: Support::No("an MCP server has tools only"),
         finish_line: "",
         event_name: no_event,
-        processes: None,
+        processes: Some(|dir, plugin, extra| {
+            // The process fixture's grants, with `exec` for the server.
+            write(
+                dir,
+                &format!("{plugin}/fixture_mcp.mjs"),
+                &source("fixture_mcp.mjs"),
+            );
+            let servers = serde_json::json!({"mcpServers": {plugin: {"command": "node", "args": ["fixture_mcp.mjs", "proc"]}}});
+            write(dir, &format!("{plugin}/mcp.json"), &servers.to_string());
+            write(dir, &format!("{plugin}/plugin.toml"), extra);
+        }),
+        deadline_ends_processes: Support::No(
+            "an MCP server lives across calls: a call past its deadline is cancelled (`notifications/cancelled`), and what the server started ends with the server",
+        ),
         server: Some(|dir, plugin, extra| mcp_fixture(dir, plugin, &["mute"], extra)),
     }
 }

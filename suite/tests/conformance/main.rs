@@ -55,15 +55,22 @@
 //!
 //! # Plugin processes
 //!
-//! Rows whose plugins run in a process or start one (`node`, `pi`,
-//! `pi_node`) also have a process fixture (`fixture_proc.ts`,
-//! `fixture_pi_proc.ts`) with tools `fx_sh`, `fx_read` and `fx_signal`
+//! Rows whose plugins run in a process or start one (`node`, `pi`
+//! through `exec`, `pi_node`, `dsh_node`, `mcp`) also have a process
+//! fixture (`fixture_proc.ts`, `fixture_pi_proc.ts`, `fixture_dsh_proc.js`,
+//! `fixture_mcp.mjs proc`) with tools `fx_sh`, `fx_read` and `fx_signal`
 //! (`processes.rs`). Its folder holds links out (`sys -> /etc`, `proc ->
 //! /proc`, a dangling link in its write grant), and the cases check that
 //! the kernel sandbox holds the process and what it starts to the grants
 //! and to its granted environment, that it cannot signal the host, and
-//! that nothing it started outlives its call's deadline or the host. The
-//! other rows start no process of their own and say so.
+//! that nothing it started outlives its call's deadline or the host. An
+//! attacker's native program (`attack.c`, compiled with `cc`), started
+//! from the fixture's process, tries the kernel's wider surface: device
+//! nodes, the terminal, the host's limits and priority, inherited
+//! descriptors, MPTCP, raw, UDP and Unix sockets, capabilities,
+//! namespaces, mounts and the keyring. CI runs these cases as root and as
+//! an ordinary user. The other rows start no process of their own and say
+//! so.
 //!
 //! # What is asserted
 //!
@@ -143,6 +150,7 @@ conformance! {
         process_stays_inside_its_grants,
         process_cannot_signal_the_host,
         nothing_outlives_the_deadline_or_the_host,
+        process_cannot_reach_the_kernel_surface,
     ],
 }
 

@@ -3,12 +3,12 @@
 //! can reach through links and `/proc`, whom it can signal, and that
 //! nothing it starts outlives its call's deadline or the host.
 
-use crate::engines::Engine;
+use crate::engines::{Engine, Support};
 use crate::harness::{drive, open};
 use crate::support::{call, plugin_dir, text, write};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use yohost::PluginHost;
 
@@ -91,37 +91,49 @@ fn read(path: &Path) -> (&'static str, serde_json::Value) {
     ("fx_read", json!({ "path": path }))
 }
 
-/// Whether process `pid` is gone (or a zombie that init will reap).
-fn gone(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
-        stat.rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
-    })
+/// The pids of the live processes whose command line holds `marker`. A pid
+/// that a plugin process reports is its PID namespace's, not the host's,
+/// so processes are found by what they run.
+fn running(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            (!zombie && String::from_utf8_lossy(&cmdline).contains(marker)).then_some(pid)
+        })
+        .filter(|pid| *pid != std::process::id())
+        .collect()
 }
 
-/// Wait up to five seconds for process `pid` to be gone.
-fn assert_ends(pid: u32, what: &str) {
+/// Wait up to five seconds for every process running `marker` to be gone.
+fn assert_ends(marker: &str, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !gone(pid) {
+    loop {
+        let left = running(marker);
+        if left.is_empty() {
+            return;
+        }
         assert!(
             Instant::now() < deadline,
-            "{what} (pid {pid}) is still running"
+            "{what} (pids {left:?}) is still running"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-/// The pid a fixture's script wrote to `file`.
-fn pid_in(file: &Path) -> u32 {
+/// Wait up to five seconds for `file` to be written.
+fn assert_written(file: &Path) {
     let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        if let Some(pid) = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            return pid;
-        }
+    while !file.exists() {
         assert!(
             Instant::now() < deadline,
             "{} was not written",
@@ -216,42 +228,207 @@ pub async fn process_cannot_signal_the_host(engine: Engine) {
 }
 
 /// Nothing a plugin started outlives its call's deadline, and nothing of
-/// the plugin outlives the host.
+/// the plugin outlives the host: not a background process, nor one that
+/// forked, left its session (`setsid`) and exited its parent, nor a stopped
+/// one.
 pub async fn nothing_outlives_the_deadline_or_the_host(engine: Engine) {
     let Some(fx) = Processes::install(&engine, "[timeouts]\ncall_tool = 1500\n") else {
         return;
     };
     let out = fx.folder.join("out");
+    // Durations no other process sleeps, to find what the script started.
+    let marker = |name: &str| format!("313.{}{}", std::process::id(), name.len());
     let script = |name: &str, rest: &str| {
+        let m = marker(name);
         sh(format!(
-            "sleep 313 >/dev/null 2>&1 & echo $! > {}; echo $PPID > {}; {rest}",
-            out.join(format!("{name}.pid")).display(),
-            out.join(format!("{name}.parent")).display()
+            "sleep {m}1 >/dev/null 2>&1 & \
+             setsid sh -c 'sleep {m}2 >/dev/null 2>&1 & exit' & \
+             sh -c 'sleep {m}3 & kill -STOP $!' >/dev/null 2>&1;  \
+             echo > {}; {rest}",
+            out.join(format!("{name}.started")).display(),
         ))
     };
-    let results = fx.results(&[script("overran", "sleep 60")]).await;
-    assert!(
-        results[0].1,
-        "the call past its deadline failed: {results:?}"
-    );
-    assert_ends(
-        pid_in(&out.join("overran.pid")),
-        "a process started by a call that overran",
-    );
+    match engine.deadline_ends_processes {
+        Support::Yes => {
+            let results = fx.results(&[script("overran", "sleep 60")]).await;
+            assert!(
+                results[0].1,
+                "the call past its deadline failed: {results:?}"
+            );
+            assert_written(&out.join("overran.started"));
+            assert_ends(
+                &marker("overran"),
+                "a process started by a call that overran",
+            );
+        }
+        Support::No(why) => eprintln!("a call's deadline: not applicable: {why}"),
+    }
 
     let results = fx.results(&[script("left", "echo started")]).await;
     assert!(results[0].0.contains("started"), "{results:?}");
-    let left = pid_in(&out.join("left.pid"));
-    let parent = pid_in(&out.join("left.parent"));
+    assert_written(&out.join("left.started"));
+    let folder = fx.folder.display().to_string();
     drop(fx);
     assert_ends(
-        left,
+        &marker("left"),
         "a process a plugin left running, once the host was dropped",
     );
-    if parent != std::process::id() {
-        assert_ends(
-            parent,
-            "the plugin's own process, once the host was dropped",
+    assert_ends(
+        &folder,
+        "the plugin's own process, once the host was dropped",
+    );
+}
+
+/// The attacker's program (`attack.c`), compiled once for the suite.
+fn attacker() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let program = dir.join("attack");
+        let source =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/plugins/conformance/attack.c");
+        let built = std::process::Command::new("cc")
+            .arg("-O1")
+            .arg("-o")
+            .arg(&program)
+            .arg(&source)
+            .output()
+            .expect("a C compiler (`cc`) builds the attacker");
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
         );
+        program
+    })
+}
+
+/// What the attacker must find held, each by name.
+const ATTACKS: &[&str] = &[
+    "mknod_char",
+    "mknod_block",
+    "controlling_terminal",
+    "tiocsti",
+    "prlimit_host",
+    "renice_host",
+    "taskset_host",
+    "ionice_host",
+    "signal_host",
+    "inherited_descriptor",
+    "mptcp",
+    "tcp",
+    "raw_socket",
+    "udp",
+    "unix_socket",
+    "netlink",
+    "capabilities",
+    "no_new_privs_missing",
+    "unshare",
+    "mount",
+    "sethostname",
+    "keyring",
+    "kernel_log",
+];
+
+/// A plugin process cannot make devices, touch a terminal, change the
+/// host's limits, priority or CPUs, use a descriptor the host inherited,
+/// reach the network (TCP, MPTCP, raw, UDP or Unix sockets with a path,
+/// netlink) without a network grant, hold a capability, make namespaces
+/// or mounts, set the host name, or reach the keyring or the kernel log;
+/// it has a private temporary folder, removed with it, and Unix socket
+/// pairs and FIFOs still work. The attacker is a native program that the
+/// plugin's process starts, as root when the suite runs as root.
+pub async fn process_cannot_reach_the_kernel_surface(engine: Engine) {
+    use std::os::fd::AsRawFd;
+    if engine.processes.is_none() {
+        Processes::install(&engine, "");
+        return;
+    }
+    let listeners = tempfile::tempdir().unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let unix_path = listeners.path().join("host.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&unix_path).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    // A descriptor the host holds without close-on-exec, as one inherited
+    // from whoever started it (`3<secret`).
+    let secret_file = listeners.path().join("secret");
+    std::fs::write(&secret_file, "inherited-secret").unwrap();
+    let secret = std::fs::File::open(&secret_file).unwrap();
+    // SAFETY: duplicating a descriptor this test owns, without CLOEXEC.
+    let inherited = unsafe { libc::fcntl(secret.as_raw_fd(), libc::F_DUPFD, 300) };
+    assert!(inherited >= 300);
+
+    let fx = Processes::install(&engine, "").unwrap();
+    let program = fx.folder.join("attack");
+    std::fs::copy(attacker(), &program).unwrap();
+    let out = fx.folder.join("out");
+    let results = fx
+        .results(&[sh(format!(
+            "{} {} {} {} {} {inherited} {}",
+            program.display(),
+            std::process::id(),
+            tcp.local_addr().unwrap().port(),
+            udp.local_addr().unwrap().port(),
+            unix_path.display(),
+            out.display(),
+        ))])
+        .await;
+    // SAFETY: closing the duplicate made above.
+    unsafe { libc::close(inherited) };
+    let report = &results[0].0;
+    for attack in ATTACKS {
+        let line = report
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(attack))
+            .unwrap_or_else(|| panic!("the attacker did not try {attack}: {report}"));
+        assert!(
+            line.contains(" held "),
+            "{}: {attack} got through: {report}",
+            engine.name
+        );
+    }
+    for control in ["socketpair", "tmpdir", "fifo"] {
+        assert!(
+            report.contains(&format!("{control} works")),
+            "{control} must still work: {report}"
+        );
+    }
+    let tmpdir = report
+        .lines()
+        .find_map(|l| l.strip_prefix("tmpdir works "))
+        .map(PathBuf::from)
+        .unwrap();
+    assert_ne!(tmpdir, std::env::temp_dir(), "TMPDIR is the host's own");
+    assert!(
+        tcp.accept().is_err(),
+        "a TCP connection reached the host's listener"
+    );
+    let mut datagram = [0u8; 16];
+    assert!(
+        udp.recv(&mut datagram).is_err(),
+        "a UDP datagram reached the host"
+    );
+    assert!(
+        unix.accept().is_err(),
+        "a Unix socket connection reached the host"
+    );
+    for device in ["kmsg", "disk"] {
+        assert!(
+            std::fs::symlink_metadata(out.join(device)).is_err(),
+            "{device} was made"
+        );
+    }
+    drop(fx);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tmpdir.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the private temporary folder {} outlived its process",
+            tmpdir.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

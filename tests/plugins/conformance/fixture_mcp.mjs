@@ -15,6 +15,8 @@
 // - `crash`: exits at once, with a word on stderr;
 // - `garbage`: lines on its output that are not JSON-RPC, then the text.
 import { createInterface } from "node:readline";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 
 const SECRET = "fx-secret-7f3a";
@@ -22,6 +24,9 @@ const SECRET = "fx-secret-7f3a";
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 const mute = process.argv.includes("mute");
+// Started with `proc`: the process fixture's tools (`fx_sh`, `fx_read`,
+// `fx_signal`), acting from the server's own process.
+const proc = process.argv.includes("proc");
 const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
 const answer = (id, content, more = {}) => send({ id, result: { content, ...more } });
 const text = (t) => ({ type: "text", text: t });
@@ -33,6 +38,28 @@ const tools = [
   { name: "fx_bad_image", description: "An SVG image", inputSchema: none },
   { name: "fx_end", description: "Echo the text, asking to end the run", inputSchema: withText },
 ];
+const procArgs = { type: "object", properties: { script: { type: "string" }, path: { type: "string" }, pid: { type: "number" } } };
+if (proc) {
+  tools.push(
+    { name: "fx_sh", description: "Run a shell script; its exit code and output", inputSchema: procArgs },
+    { name: "fx_read", description: "Read a file from the server's own process", inputSchema: procArgs },
+    { name: "fx_signal", description: "Signal a process from the server's own process", inputSchema: procArgs },
+  );
+}
+
+function processTool(name, args) {
+  if (name === "fx_sh") {
+    const r = spawnSync("sh", ["-c", args.script], { encoding: "utf8" });
+    return `code=${r.status ?? r.signal}\n${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? String(r.error) : ""}`;
+  }
+  try {
+    if (name === "fx_read") return "read:" + readFileSync(args.path, "utf8");
+    process.kill(args.pid, "SIGCONT");
+    return "signalled";
+  } catch (e) {
+    return "denied:" + String(e?.code ?? e);
+  }
+}
 
 function echo(id, t) {
   switch (t) {
@@ -81,6 +108,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
   } else if (method === "tools/call") {
     const args = params.arguments ?? {};
     if (params.name === "fx_echo") echo(id, args.text);
+    else if (proc && ["fx_sh", "fx_read", "fx_signal"].includes(params.name))
+      answer(id, [text(processTool(params.name, args))]);
     else if (params.name === "fx_image") answer(id, [text("fx image"), { type: "image", data: PNG, mimeType: "image/png" }]);
     else if (params.name === "fx_bad_image") answer(id, [{ type: "image", data: "PHN2Zy8+", mimeType: "image/svg+xml" }]);
     // MCP has no way to end the run: `terminate` here is a field the client ignores.

@@ -23,7 +23,7 @@ use crate::load::grants::{Access, FileError, Grants, WriteMode};
 use crate::load::manifest::Network;
 use crate::model::limits::MAX_REPLY_BYTES;
 use crate::model::sync::lock;
-use crate::sandbox::ProcessSandbox;
+use crate::sandbox::{ProcessSandbox, ProcessSlot};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use std::io::Read;
@@ -364,16 +364,26 @@ pub fn spawn(
     bounds: ExecBounds,
     done: impl FnOnce(String) + Send + 'static,
 ) -> Result<(), String> {
+    // Refused before a thread is made for it: a flood of starts costs
+    // nothing past the plugin's limit.
+    let slot = sandbox
+        .reserve()
+        .map_err(|e| format!("exec: {}: {e}", request.command))?;
     std::thread::Builder::new()
         .name("yohost-exec".into())
-        .spawn(move || done(json!({ "ok": run(&request, &sandbox, &bounds) }).to_string()))
+        .spawn(move || done(json!({ "ok": run(&request, &sandbox, slot, &bounds) }).to_string()))
         .map(|_| ())
         .map_err(|e| format!("exec: cannot start a thread: {e}"))
 }
 
 /// Run `request` in `sandbox` to its end or to `bounds`, whichever is
 /// first; then end whatever it started and left behind.
-fn run(request: &ExecRequest, sandbox: &ProcessSandbox, bounds: &ExecBounds) -> Value {
+fn run(
+    request: &ExecRequest,
+    sandbox: &ProcessSandbox,
+    slot: ProcessSlot,
+    bounds: &ExecBounds,
+) -> Value {
     let mut command = sandbox.command(&request.command);
     command
         .args(&request.args)
@@ -387,7 +397,7 @@ fn run(request: &ExecRequest, sandbox: &ProcessSandbox, bounds: &ExecBounds) -> 
             None => command.env_remove(name),
         };
     }
-    let mut process = match sandbox.spawn(command, &[]) {
+    let mut process = match sandbox.spawn(slot, command, &[]) {
         Ok(process) => process,
         Err(e) => {
             return json!({"stdout": "", "stderr": format!("{}: {e}", request.command), "code": 127, "killed": false})
@@ -530,38 +540,48 @@ mod tests {
     #[test]
     fn a_process_is_killed_at_its_deadline_with_what_it_started() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("pid");
+        let started_file = dir.path().join("started");
+        // A pid a plugin process reports is its PID namespace's, so the
+        // grandchild is found by a duration no other process sleeps.
+        let marker = format!("30.{}", std::process::id());
         let request = ExecRequest {
             command: "sh".into(),
             args: vec![
                 "-c".into(),
-                format!("sleep 30 & echo $! > {}; wait", pid_file.display()),
+                format!("sleep {marker} & echo > {}; wait", started_file.display()),
             ],
             dir: dir.path().to_path_buf(),
             env: Vec::new(),
         };
-        // Long enough for `sh` to write the pid file on a loaded machine.
+        // Long enough for `sh` to start the grandchild on a loaded machine.
         let bounds = ExecBounds {
             deadline: Instant::now() + Duration::from_millis(1500),
             cancels: vec![],
             kill: Arc::default(),
         };
         let started = Instant::now();
-        let reply = run(&request, &writing(dir.path()), &bounds);
+        let sandbox = writing(dir.path());
+        let reply = run(&request, &sandbox, sandbox.reserve().unwrap(), &bounds);
         assert!(started.elapsed() < Duration::from_secs(10), "{reply}");
         assert_eq!(reply["killed"], true);
-        let pid = std::fs::read_to_string(&pid_file).unwrap();
-        let stat = Path::new("/proc").join(pid.trim()).join("stat");
-        let gone = || {
-            // Gone, or a zombie waiting for init to reap it.
-            std::fs::read_to_string(&stat).map_or(true, |s| {
-                s.rsplit(')')
-                    .next()
-                    .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        assert!(
+            started_file.exists(),
+            "the grandchild never started: {reply}"
+        );
+        let running = || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+                let path = entry.path();
+                let cmdline = std::fs::read(path.join("cmdline")).unwrap_or_default();
+                let zombie = std::fs::read_to_string(path.join("stat")).map_or(true, |s| {
+                    s.rsplit(')')
+                        .next()
+                        .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+                });
+                !zombie && String::from_utf8_lossy(&cmdline).contains(&marker)
             })
         };
         let deadline = Instant::now() + Duration::from_secs(5);
-        while !gone() {
+        while running() {
             assert!(Instant::now() < deadline, "the grandchild was not killed");
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -614,7 +634,8 @@ mod tests {
             cancels: vec![],
             kill: Arc::default(),
         };
-        let reply = run(&request, &writing(&std::env::temp_dir()), &bounds);
+        let sandbox = writing(&std::env::temp_dir());
+        let reply = run(&request, &sandbox, sandbox.reserve().unwrap(), &bounds);
         assert_eq!(reply["code"], 0);
         assert_eq!(reply["stdout"].as_str().unwrap().len(), MAX_EXEC_OUTPUT);
     }

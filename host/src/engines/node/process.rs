@@ -172,7 +172,8 @@ impl Process {
             .stderr(Stdio::piped());
         let mut child = launch
             .sandbox
-            .spawn(command, &launch.runtime)
+            .reserve()
+            .and_then(|slot| launch.sandbox.spawn(slot, command, &launch.runtime))
             .map_err(|error| StartError::Spawn {
                 node: launch.node.clone(),
                 error,

@@ -1,5 +1,6 @@
 //! The Landlock ruleset of a plugin process: what the kernel lets it read,
-//! write, execute, connect to and signal.
+//! write, execute, connect to and signal. A write grant allows every file
+//! operation but making device nodes, which no plugin process may make.
 
 use super::TcpAccess;
 use crate::load::grants::Access;
@@ -84,13 +85,16 @@ fn needed() -> Result<Ruleset, RulesetError> {
 
 /// The ruleset of a plugin process, created and filled in the host, so
 /// that the process only applies it between `fork` and `exec`: `read` may
-/// be read (and executed), each grant as it allows (through the handle it
-/// was opened as), TCP as `tcp` says.
+/// be read (and executed), `scratch` (its private temporary folder) read
+/// and written, each grant as it allows (through the handle it was opened
+/// as), TCP as `tcp` says.
 pub(super) fn ruleset<'a>(
     read: impl Iterator<Item = &'a PathBuf>,
+    scratch: &Path,
     grants: impl Iterator<Item = (BorrowedFd<'a>, Access)>,
     tcp: &TcpAccess,
 ) -> Result<RulesetCreated, RulesetError> {
+    let devices = AccessFs::MakeChar | AccessFs::MakeBlock;
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(AccessFs::from_all(NEEDED))?;
@@ -101,14 +105,15 @@ pub(super) fn ruleset<'a>(
         .scope(Scope::Signal | Scope::AbstractUnixSocket)?
         .create()?;
     let reads = AccessFs::from_read(NEEDED);
-    let writes = AccessFs::from_all(NEEDED);
+    let writes = AccessFs::from_all(NEEDED) & !devices;
     let system = RUNTIME_DIRS.iter().chain(SYSTEM_FILES).chain(READ_DEVICES);
     for path in system.map(Path::new).chain(read.map(PathBuf::as_path)) {
         created = add(created, path, reads)?;
     }
     for path in OPEN_DEVICES.iter().map(Path::new) {
-        created = add(created, path, writes)?;
+        created = add(created, path, AccessFs::from_file(NEEDED))?;
     }
+    created = add(created, scratch, writes)?;
     for (handle, access) in grants {
         let access = if access == Access::Write {
             writes
