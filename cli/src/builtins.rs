@@ -4,6 +4,7 @@
 //! the same name, so the built-in is left out). A yohost plugin's tool of
 //! such a name does not: the built-in is kept and the plugin's is dropped.
 
+use crate::output::escaped;
 use yoagent::AgentTool;
 use yohost::{Ecosystem, PluginHost, PluginReport, Status};
 
@@ -79,9 +80,7 @@ pub fn describe(replaced: &Replaced, json: bool) -> String {
         serde_json::json!({"replaces_builtin": {"plugin": replaced.plugin, "tool": replaced.tool}})
             .to_string()
     } else {
-        format!(
-            "{}'s tool {} replaces the built-in {}",
-            replaced.plugin, replaced.tool, replaced.tool
-        )
+        let (plugin, tool) = (escaped(&replaced.plugin), escaped(&replaced.tool));
+        format!("{plugin}'s tool {tool} replaces the built-in {tool}")
     }
 }

@@ -1,6 +1,7 @@
 //! `yohost check DIR`.
 
 use crate::builtins::{self, Replaced};
+use crate::output::escaped;
 use std::path::Path;
 use std::process::ExitCode;
 use yohost::{Mode, PluginReport, Status};
@@ -54,33 +55,34 @@ fn print_table(report: &[PluginReport], replaced: &[Replaced]) {
         };
         println!(
             "{:<24} {:<7} {:<11} {:<8} {:<9} {:<40} {}",
-            plugin.name,
+            escaped(&plugin.name),
             plugin.engine.as_deref().unwrap_or("-"),
             plugin.ecosystem.as_deref().unwrap_or("-"),
             status,
             mode,
             plugin.hooks.join(","),
-            plugin.tools.join(","),
+            escaped(&plugin.tools.join(",")),
         );
         if !plugin.grants.is_empty() {
-            println!("    grants: {}", plugin.grants.join(", "));
+            println!("    grants: {}", escaped(&plugin.grants.join(", ")));
         }
         if let Some(why) = &plugin.routed {
-            println!("    on {}: {why}", plugin.engine.as_deref().unwrap_or("-"));
+            let engine = plugin.engine.as_deref().unwrap_or("-");
+            println!("    on {engine}: {}", escaped(why));
         }
         if let Some(processes) = plugin.processes {
             println!("    processes: {processes}");
         }
         if let Some(reason) = &plugin.reason {
-            println!("    reason: {reason}");
+            println!("    reason: {}", escaped(reason));
         }
         for warning in &plugin.warnings {
-            println!("    warning: {warning}");
+            println!("    warning: {}", escaped(warning));
         }
         for one in replaced.iter().filter(|r| r.plugin == plugin.name) {
             println!(
                 "    replaces the built-in tool {} of `yohost run`",
-                one.tool
+                escaped(&one.tool)
             );
         }
     }

@@ -103,7 +103,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("yohost: {message}");
+            eprintln!("yohost: {}", output::escaped_lines(&message));
             ExitCode::FAILURE
         }
     }

@@ -14,6 +14,7 @@
 //! left out by default: `check` reports it, and a run logs each refused
 //! plugin when it starts.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
@@ -35,6 +36,34 @@ const DEFAULT_FILTER: &str = "warn,yoagent::agent_loop=error,yohost::load=error"
 /// Whether the host's log lines on standard error get colours.
 fn colours() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// `text` as it may reach a terminal: control characters (escape codes,
+/// carriage returns, newlines) and the invisible characters that reorder or
+/// hide text are written out as escapes (`\u{1b}`, `\n`), so text from a
+/// plugin or a package can neither drive the terminal nor forge a line of
+/// its own.
+pub fn escaped(text: &str) -> Cow<'_, str> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match c {
+                c if hidden(c) => c.escape_default().to_string(),
+                c => c.to_string(),
+            })
+            .collect(),
+    )
+}
+
+/// `text` escaped line by line ([`escaped`]): its own line breaks stay.
+pub fn escaped_lines(text: &str) -> String {
+    text.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
 }
 
 fn host_filter() -> EnvFilter {
@@ -61,7 +90,12 @@ pub fn print_load_warnings(plugins: &[Arc<yohost::LoadedPlugin>], json: bool) {
                 let doc = serde_json::json!({"load_warning": {"plugin": plugin.name, "warning": warning}});
                 writeln!(out, "{doc}")
             } else {
-                writeln!(out, "warning: {}: {warning}", plugin.name)
+                writeln!(
+                    out,
+                    "warning: {}: {}",
+                    escaped(&plugin.name),
+                    escaped(warning)
+                )
             };
         }
     }
@@ -272,9 +306,9 @@ fn log_line(f: &Fields, json: bool) -> String {
         };
         format!(
             "  [{} {} {when}] {}",
-            f.get("plugin"),
+            escaped(f.get("plugin")),
             f.get("level"),
-            f.get("message")
+            escaped(f.get("message"))
         )
     }
 }
@@ -282,6 +316,11 @@ fn log_line(f: &Fields, json: bool) -> String {
 /// A plugin's decision about a tool call, as printed.
 fn decision_line(f: &Fields, json: bool) -> String {
     let (plugin, tool, decision) = (f.get("plugin"), f.get("tool"), f.get("decision"));
+    let (plugin, tool) = if json {
+        (Cow::Borrowed(plugin), Cow::Borrowed(tool))
+    } else {
+        (escaped(plugin), escaped(tool))
+    };
     if json {
         let mut doc = serde_json::json!({
             "run_id": f.get("run_id"), "plugin": plugin, "hook": f.get("hook"),
@@ -494,9 +533,10 @@ fn text_of(content: &[Content]) -> String {
         .join(" ")
 }
 
+/// `text` on one line, escaped ([`escaped`]) and cut at 300 characters.
 fn clip(text: &str) -> String {
     const MAX: usize = 300;
-    let one_line = text.replace('\n', " ⏎ ");
+    let one_line = escaped(&text.replace('\n', " ⏎ ")).into_owned();
     match one_line.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}…", &one_line[..cut]),
         None => one_line,
@@ -518,7 +558,7 @@ fn human(event: &AgentEvent, run_id: &str) -> Option<String> {
         AgentEvent::ToolExecutionStart {
             tool_name, args, ..
         } => {
-            format!("-> {tool_name} {}", clip(&args.to_string()))
+            format!("-> {} {}", escaped(tool_name), clip(&args.to_string()))
         }
         AgentEvent::ToolExecutionEnd {
             tool_name,
@@ -528,13 +568,14 @@ fn human(event: &AgentEvent, run_id: &str) -> Option<String> {
         } => {
             let mark = if *is_error { "error" } else { "ok" };
             format!(
-                "<- {tool_name} [{mark}] {}",
+                "<- {} [{mark}] {}",
+                escaped(tool_name),
                 clip(&text_of(&result.content))
             )
         }
-        AgentEvent::InputRejected { reason } => format!("input rejected: {reason}"),
+        AgentEvent::InputRejected { reason } => format!("input rejected: {}", clip(reason)),
         AgentEvent::AgentEnd { messages, .. } => match failed_with(messages) {
-            Some(error) => format!("run {run_id} failed: {}", readable(&error)),
+            Some(error) => format!("run {run_id} failed: {}", escaped(&readable(&error))),
             None => format!("run {run_id} ended"),
         },
         _ => return None,

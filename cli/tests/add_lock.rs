@@ -207,3 +207,464 @@ fn check_locked_names_a_changed_file_an_added_file_and_an_unlisted_plugin() {
     let (code, _) = checked_json(dir, false);
     assert_eq!(code, Some(0));
 }
+
+/// A gzipped tarball at `tgz` of `entries`, each under `package/`: built
+/// header by header, as an attacker would, with kinds and modes that no
+/// honest package holds.
+fn hostile_tgz(tgz: &Path, entries: &[(&str, tar::EntryType, u32, &[u8])]) {
+    let file = std::fs::File::create(tgz).unwrap();
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+    let mut builder = tar::Builder::new(gz);
+    for (path, kind, mode, data) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(*kind);
+        header.set_mode(*mode);
+        header.set_size(data.len() as u64);
+        if matches!(kind, tar::EntryType::Symlink | tar::EntryType::Link) {
+            header
+                .set_link_name(std::str::from_utf8(data).unwrap())
+                .unwrap();
+            header.set_size(0);
+        }
+        if matches!(kind, tar::EntryType::Char | tar::EntryType::Block) {
+            header
+                .set_device_major(if *kind == tar::EntryType::Char {
+                    1
+                } else {
+                    254
+                })
+                .unwrap();
+            header
+                .set_device_minor(if *kind == tar::EntryType::Char { 11 } else { 0 })
+                .unwrap();
+        }
+        // Names are set as raw bytes: the tar crate refuses some of them.
+        let name = format!("package/{path}");
+        header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_cksum();
+        let body: &[u8] = if header.entry_size().unwrap() == 0 {
+            &[]
+        } else {
+            data
+        };
+        builder.append(&header, body).unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap();
+}
+
+/// The entries of `dir`, hidden ones included: a failed `add` leaves none.
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_tarball_s_devices_links_fifos_and_modes_are_not_taken() {
+    use std::os::unix::fs::PermissionsExt;
+    use tar::EntryType::{Block, Char, Directory, Fifo, Link, Regular, Symlink};
+    let top = plugin_dir();
+    let outside = top.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let planted = outside.join("planted.toml");
+    let tgz = top.path().join("hostile.tgz");
+    hostile_tgz(
+        &tgz,
+        &[
+            ("", Directory, 0o777, b""),
+            (
+                "package.json",
+                Regular,
+                0o666,
+                br#"{"name": "hostile", "version": "1.0.0"}"#,
+            ),
+            ("index.ts", Regular, 0o666, POLICY.as_bytes()),
+            ("kmsg", Char, 0o666, b""),
+            ("disk", Block, 0o666, b""),
+            ("pipe", Fifo, 0o666, b""),
+            ("passwd", Symlink, 0o777, b"/etc/passwd"),
+            (
+                "plugin.toml",
+                Symlink,
+                0o777,
+                planted.to_str().unwrap().as_bytes(),
+            ),
+            ("again.ts", Link, 0o644, b"package/index.ts"),
+            ("run.sh", Regular, 0o6777, b"#!/bin/sh\n"),
+        ],
+    );
+    let plugins = top.path().join("plugins");
+    let (code, stdout, stderr) = yohost(
+        &[
+            "add",
+            tgz.to_str().unwrap(),
+            "--to",
+            plugins.to_str().unwrap(),
+            "--yes",
+        ],
+        top.path(),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let added = plugins.join("hostile");
+    for (name, kind) in [
+        ("kmsg", "a character device"),
+        ("disk", "a block device"),
+        ("pipe", "a FIFO"),
+        ("passwd", "a symbolic link"),
+        ("plugin.toml", "a symbolic link"),
+        ("again.ts", "a hard link"),
+    ] {
+        assert!(
+            stdout.contains(&format!("left out {name} ({kind})")),
+            "{name}: {stdout}"
+        );
+    }
+    for name in ["kmsg", "disk", "pipe", "passwd", "again.ts"] {
+        assert!(
+            std::fs::symlink_metadata(added.join(name)).is_err(),
+            "{name} was taken"
+        );
+    }
+    // The manifest was written in the package, not through its link.
+    assert!(!planted.exists(), "add wrote through the package's link");
+    let manifest = std::fs::symlink_metadata(added.join("plugin.toml")).unwrap();
+    assert!(manifest.file_type().is_file());
+    // Modes are add's own: no setuid, setgid or world-writable file.
+    let mode = |name: &str| {
+        std::fs::metadata(added.join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!(mode("run.sh"), 0o755);
+    assert_eq!(mode("index.ts"), 0o644);
+    assert_eq!(mode(""), 0o755);
+    let (code, doc) = checked_json(&plugins, true);
+    assert_eq!(code, Some(0), "{doc}");
+    assert_eq!(checked(&doc, "hostile")["status"], "loaded", "{doc}");
+}
+
+#[test]
+fn a_name_with_a_line_break_or_an_escape_refuses_the_package_and_leaves_nothing() {
+    use tar::EntryType::Regular;
+    let top = plugin_dir();
+    let plugins = top.path().join("plugins");
+    for (name, shown) in [
+        ("x\nread = [\"/\"]\nnetwork = true", "x\\nread"),
+        ("\u{1b}]0;owned\u{7}.ts", "\\u{1b}]0;owned\\u{7}.ts"),
+    ] {
+        let tgz = top.path().join("named.tgz");
+        hostile_tgz(
+            &tgz,
+            &[
+                ("package.json", Regular, 0o644, br#"{"name": "named"}"#),
+                (name, Regular, 0o644, b"x"),
+            ],
+        );
+        let (code, stdout, stderr) = yohost(
+            &[
+                "add",
+                tgz.to_str().unwrap(),
+                "--to",
+                plugins.to_str().unwrap(),
+                "--yes",
+            ],
+            top.path(),
+        );
+        assert_eq!(code, Some(1), "{stdout}{stderr}");
+        assert!(stderr.contains("control character"), "{stderr}");
+        assert!(stderr.contains(shown), "{stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+        assert!(!stderr.contains("\nread"), "{stderr}");
+        assert_eq!(entries(&plugins), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn an_oversized_package_is_refused_before_it_is_read_and_leaves_nothing() {
+    use tar::EntryType::Regular;
+    let top = plugin_dir();
+    let plugins = top.path().join("plugins");
+    let to = plugins.to_str().unwrap();
+    // A tarball of a few bytes whose header claims a 1 GiB file.
+    let tgz = top.path().join("bomb.tgz");
+    {
+        let file = std::fs::File::create(&tgz).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        let mut header = tar::Header::new_gnu();
+        header.set_path("package/huge.bin").unwrap();
+        header.set_entry_type(Regular);
+        header.set_size(1 << 30);
+        header.set_mode(0o644);
+        header.set_cksum();
+        std::io::Write::write_all(&mut gz, header.as_bytes()).unwrap();
+        std::io::Write::write_all(&mut gz, &[0u8; 4096]).unwrap();
+        gz.finish().unwrap();
+    }
+    assert!(std::fs::metadata(&tgz).unwrap().len() < 4096);
+    let (code, _, stderr) = yohost(
+        &["add", tgz.to_str().unwrap(), "--to", to, "--yes"],
+        top.path(),
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("more than 128 MiB"), "{stderr}");
+    assert_eq!(entries(&plugins), Vec::<String>::new());
+
+    // A folder holding a (sparse) file over the bound.
+    let folder = top.path().join("big");
+    write(&folder, "index.ts", POLICY);
+    std::fs::File::create(folder.join("huge.bin"))
+        .unwrap()
+        .set_len(200 << 20)
+        .unwrap();
+    let (code, _, stderr) = yohost(
+        &["add", folder.to_str().unwrap(), "--to", to, "--yes"],
+        top.path(),
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("more than 128 MiB"), "{stderr}");
+    assert_eq!(entries(&plugins), Vec::<String>::new());
+}
+
+#[test]
+fn a_fifo_or_a_link_for_package_json_is_left_out_and_nothing_outside_changes() {
+    let top = plugin_dir();
+    let plugins = top.path().join("plugins");
+    let victim = top.path().join("victim.json");
+    let victim_text = r#"{"name": "victim", "devDependencies": {"x": "1"}}"#;
+    std::fs::write(&victim, victim_text).unwrap();
+    for (name, make) in [
+        (
+            "linked",
+            Box::new(|p: &Path| std::os::unix::fs::symlink(&victim, p).unwrap())
+                as Box<dyn Fn(&Path)>,
+        ),
+        (
+            "piped",
+            Box::new(|p: &Path| {
+                let path = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+                // SAFETY: a NUL-terminated path this test owns.
+                assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+            }),
+        ),
+    ] {
+        let folder = top.path().join(name);
+        write(&folder, "index.ts", POLICY);
+        make(&folder.join("package.json"));
+        // `timeout` ends an `add` that would hang on the FIFO.
+        let out = Command::new("timeout")
+            .arg("60")
+            .arg(env!("CARGO_BIN_EXE_yohost"))
+            .args([
+                "add",
+                folder.to_str().unwrap(),
+                "--to",
+                plugins.to_str().unwrap(),
+                "--yes",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{name}: {stdout}");
+        assert!(stdout.contains("left out package.json"), "{name}: {stdout}");
+        assert!(plugins.join(name).join("index.ts").is_file());
+        assert!(!plugins.join(name).join("package.json").exists());
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), victim_text);
+}
+
+#[test]
+fn a_package_s_own_grants_are_asked_for_and_written_only_as_given() {
+    let top = plugin_dir();
+    let source = top.path().join("greedy");
+    write(&source, "index.ts", POLICY);
+    write(
+        &source,
+        "plugin.toml",
+        "[capabilities]\nexec = true\nnetwork = true\nread = [\"/\"]\nenv = [\"HOME\"]\n",
+    );
+    let plugins = top.path().join("plugins");
+    let to = plugins.to_str().unwrap();
+    let spec = source.to_str().unwrap();
+    for flags in [&[][..], &["--yes"], &["--yes", "--allow-exec"]] {
+        let mut args = vec!["add", spec, "--to", to];
+        args.extend_from_slice(flags);
+        let (code, stdout, stderr) = yohost(&args, top.path());
+        assert_eq!(code, Some(1), "{flags:?}: {stdout}");
+        assert!(!stdout.contains("needs no grants"), "{stdout}");
+        for grant in ["exec", "network", "read /", "env HOME"] {
+            assert!(
+                stdout.contains(&format!("  {grant}: its own plugin.toml grants it")),
+                "{grant}: {stdout}"
+            );
+        }
+        assert!(stderr.contains("--allow-network"), "{stderr}");
+        assert_eq!(entries(&plugins), Vec::<String>::new());
+    }
+    let (code, stdout, stderr) = yohost(
+        &[
+            "add",
+            spec,
+            "--to",
+            to,
+            "--yes",
+            "--allow-exec",
+            "--allow-network",
+        ],
+        top.path(),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let manifest: toml::Table = std::fs::read_to_string(plugins.join("greedy/plugin.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(manifest["capabilities"]["read"][0].as_str(), Some("/"));
+}
+
+#[test]
+fn a_write_grant_over_the_plugin_directory_refuses_the_plugin() {
+    let plugins = plugin_dir();
+    std::fs::create_dir_all(plugins.path().join("elsewhere/data")).unwrap();
+    write(plugins.path(), "elsewhere/index.ts", POLICY);
+    for (name, grant, problem) in [
+        ("above", "..", "holds the plugin directory"),
+        (
+            "beside",
+            "../elsewhere/data",
+            "outside the plugin's own folder",
+        ),
+    ] {
+        write(plugins.path(), &format!("{name}/index.ts"), POLICY);
+        write(
+            plugins.path(),
+            &format!("{name}/plugin.toml"),
+            &format!("[capabilities]\nwrite = [{grant:?}]\n"),
+        );
+        let (_, doc) = checked_json(plugins.path(), false);
+        let plugin = checked(&doc, name);
+        assert_eq!(plugin["status"], "refused", "{plugin}");
+        assert!(
+            plugin["reason"].as_str().unwrap().contains(problem),
+            "{plugin}"
+        );
+    }
+    // Nor may it write the host's private cache, whose compiled components
+    // and dylib copies run unchecked.
+    let cache = tempfile::tempdir().unwrap();
+    write(plugins.path(), "cacher/index.ts", POLICY);
+    write(
+        plugins.path(),
+        "cacher/plugin.toml",
+        &format!(
+            "[capabilities]\nwrite = [{:?}]\n",
+            cache.path().display().to_string()
+        ),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
+        .args(["check", "--json"])
+        .arg(plugins.path())
+        .env("YOHOST_CACHE_DIR", cache.path().join("yohost"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plugin = checked(&doc, "cacher");
+    assert_eq!(plugin["status"], "refused", "{plugin}");
+    assert!(
+        plugin["reason"].as_str().unwrap().contains("private cache"),
+        "{plugin}"
+    );
+    std::fs::remove_dir_all(plugins.path().join("cacher")).unwrap();
+    // Its own folder is its own to write.
+    write(plugins.path(), "own/index.ts", POLICY);
+    write(
+        plugins.path(),
+        "own/plugin.toml",
+        "[capabilities]\nwrite = [\"state\"]\n",
+    );
+    std::fs::create_dir_all(plugins.path().join("own/state")).unwrap();
+    let (_, doc) = checked_json(plugins.path(), false);
+    assert_eq!(checked(&doc, "own")["status"], "loaded", "{doc}");
+}
+
+#[test]
+fn npm_reads_no_configuration_of_the_package_and_takes_nothing_off_the_registry() {
+    let top = plugin_dir();
+    let plugins = top.path().join("plugins");
+    let to = plugins.to_str().unwrap();
+    let ran = top.path().join("evil-git-ran");
+    let source = top.path().join("gitdep");
+    write(&source, "index.ts", POLICY);
+    write(
+        &source,
+        "evil-git.sh",
+        &format!("#!/bin/sh\ntouch {}\n", ran.display()),
+    );
+    write(&source, ".npmrc", "git=./evil-git.sh\n");
+    for (spec, shown) in [
+        (
+            "git+https://example.invalid/x.git",
+            "git+https://example.invalid/x.git",
+        ),
+        ("file:../../outside", "file:../../outside"),
+        ("github:someone/x", "github:someone/x"),
+    ] {
+        write(
+            &source,
+            "package.json",
+            &format!(r#"{{"name": "gitdep", "dependencies": {{"x": "{spec}"}}}}"#),
+        );
+        let (code, stdout, stderr) = yohost(
+            &["add", source.to_str().unwrap(), "--to", to, "--yes"],
+            top.path(),
+        );
+        assert_eq!(code, Some(1), "{stdout}{stderr}");
+        assert!(
+            stderr.contains(&format!("take x from `{shown}`")),
+            "{stderr}"
+        );
+        assert!(!ran.exists(), "the package's git ran");
+        assert_eq!(entries(&plugins), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn npm_installs_from_the_registry_in_the_sandbox_whatever_the_package_s_npmrc_says() {
+    let top = plugin_dir();
+    let plugins = top.path().join("plugins");
+    let source = top.path().join("with-ms");
+    write(&source, "index.ts", POLICY);
+    // A registry that answers nothing, and a cache outside the stage.
+    let cache = top.path().join("moved-cache");
+    write(
+        &source,
+        ".npmrc",
+        &format!("registry=http://127.0.0.1:9/\ncache={}\n", cache.display()),
+    );
+    write(
+        &source,
+        "package.json",
+        r#"{"name": "with-ms", "dependencies": {"ms": "2.1.3"}}"#,
+    );
+    let (code, stdout, stderr) = yohost(
+        &[
+            "add",
+            source.to_str().unwrap(),
+            "--to",
+            plugins.to_str().unwrap(),
+            "--yes",
+        ],
+        top.path(),
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("its .npmrc is not used"), "{stdout}");
+    assert!(plugins
+        .join("with-ms/node_modules/ms/package.json")
+        .is_file());
+    assert!(!plugins.join("with-ms/.npmrc").exists());
+    assert!(!cache.exists(), "the package's .npmrc moved npm's cache");
+}

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use support::{node_missing, plugin_dir, write};
+use support::{assert_all_end, is_gone, node_missing, plugin_dir, running, write};
 
 /// The end of every attacker's plugin: a policy that allows everything.
 const POLICY: &str = "export default definePlugin({ before_tool() { return null; } });\n";
@@ -67,39 +67,6 @@ fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String) {
     }
 }
 
-/// The processes whose command line mentions `marker` (a plugin
-/// directory's path is in the flags of every `node` serving it).
-fn processes_mentioning(marker: &Path) -> Vec<u32> {
-    let marker = marker.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-                !s.rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            });
-            alive && String::from_utf8_lossy(&cmdline).contains(&marker)
-        })
-        .collect()
-}
-
-/// Whether process `pid` is gone (or a zombie).
-fn gone(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
-        s.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
-}
-
 /// Wait up to five seconds for `check` to hold.
 fn eventually(what: &str, check: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -116,18 +83,29 @@ fn a_node_plugin_cannot_kill_stop_or_debug_the_host() {
         return;
     }
     let dir = plugin_dir();
+    // The host's pid is not the plugin's parent in its PID namespace: the
+    // test hands it over in a file, which the plugin waits for.
+    let wait_for_host = "import { existsSync, readFileSync } from \"node:fs\";\n\
+        const file = import.meta.dirname + \"/../host.pid\";\n\
+        const until = Date.now() + 20000;\n\
+        while (!existsSync(file) && Date.now() < until) {}\n\
+        const host = Number(readFileSync(file, \"utf8\"));\n";
     for (name, attack) in [
-        ("killer", "process.kill(process.ppid, \"SIGKILL\");"),
-        ("stopper", "process.kill(process.ppid, \"SIGSTOP\");"),
-        ("debugger", "(process as any)._debugProcess(process.ppid);"),
+        ("killer", "process.kill(host, \"SIGKILL\");"),
+        ("stopper", "process.kill(host, \"SIGSTOP\");"),
+        ("debugger", "(process as any)._debugProcess(host);"),
     ] {
-        let source = format!("import {{ definePlugin }} from \"yohost\";\n{attack}\n{POLICY}");
-        node_plugin(dir.path(), name, &source, "");
+        let source = format!(
+            "import {{ definePlugin }} from \"yohost\";\n{wait_for_host}{attack}\n{POLICY}"
+        );
+        node_plugin(dir.path(), name, &source, "read = [\"..\"]");
     }
     let child = start(
         &["check", "--json", dir.path().to_str().unwrap()],
         dir.path(),
     );
+    let handed = write(dir.path(), "host.pid.new", &child.id().to_string());
+    std::fs::rename(handed, dir.path().join("host.pid")).unwrap();
     let (code, stdout) = finish(child, Duration::from_secs(60));
     assert_eq!(
         code,
@@ -139,8 +117,12 @@ fn a_node_plugin_cannot_kill_stop_or_debug_the_host() {
         let plugin = support::checked(&doc, name);
         assert_eq!(plugin["status"], "refused", "{plugin}");
         let reason = plugin["reason"].as_str().unwrap();
+        // The host has no pid in the plugin's namespace (ESRCH), and the
+        // kernel refuses a signal out of its sandbox (EPERM).
         assert!(
-            reason.contains("EPERM") || reason.contains("not permitted"),
+            ["EPERM", "not permitted", "ESRCH"]
+                .iter()
+                .any(|why| reason.contains(why)),
             "{reason}"
         );
     }
@@ -162,16 +144,14 @@ import { writeFileSync } from "node:fs";
 const out = import.meta.dirname + "/out/";
 try {
   writeFileSync(out + "node.pid", String(process.pid));
-  const child = spawn("sleep", ["313"], { stdio: "ignore" });
-  writeFileSync(out + "child.pid", String(child.pid));
-  const daemon = spawn("setsid", ["sleep", "314"], { stdio: "ignore", detached: true });
-  writeFileSync(out + "daemon.pid", String(daemon.pid));
+  spawn("sleep", ["313.MARK"], { stdio: "ignore" });
+  spawn("setsid", ["sleep", "314.MARK"], { stdio: "ignore", detached: true });
 } catch (_) {
   // A check may neither write nor start processes.
 }
 setInterval(() => { const end = Date.now() + 5; while (Date.now() < end) {} }, 10);
 "#
-    .to_string()
+    .replace("MARK", &std::process::id().to_string())
         + POLICY;
     node_plugin(
         dir.path(),
@@ -185,7 +165,7 @@ setInterval(() => { const end = Date.now() + 5; while (Date.now() < end) {} }, 1
     let (code, _) = finish(child, Duration::from_secs(60));
     assert_eq!(code, Some(0));
     eventually("no node process outlives `yohost check`", || {
-        processes_mentioning(dir.path()).is_empty()
+        running(&dir.path().to_string_lossy()).is_empty()
     });
     assert!(
         !dir.path().join("lingerer/out/node.pid").exists(),
@@ -198,19 +178,21 @@ setInterval(() => { const end = Date.now() + 5; while (Date.now() < end) {} }, 1
     );
     let (code, _) = finish(child, Duration::from_secs(60));
     assert_eq!(code, Some(0));
-    let pid = |name: &str| -> u32 {
-        let file = dir.path().join(format!("lingerer/out/{name}.pid"));
-        std::fs::read_to_string(&file)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
-    for name in ["node", "child", "daemon"] {
-        let pid = pid(name);
-        eventually(
-            &format!("the plugin's {name} process ({pid}) outlived `yohost run`"),
-            || gone(pid),
+    assert!(
+        dir.path().join("lingerer/out/node.pid").exists(),
+        "the run loaded the plugin"
+    );
+    // Its pids are its PID namespace's: its processes are found by what
+    // they run.
+    for (name, marker) in [
+        ("node", dir.path().to_string_lossy().into_owned()),
+        ("child", format!("313.{}", std::process::id())),
+        ("daemon", format!("314.{}", std::process::id())),
+    ] {
+        assert_all_end(
+            &marker,
+            Duration::from_secs(5),
+            &format!("the plugin's {name} process outlived `yohost run`"),
         );
     }
 }
@@ -233,14 +215,14 @@ fn a_node_plugin_dies_with_a_host_that_is_killed() {
     write(dir.path(), "slow/index.ts", &source);
     let mut child = start(&["check", dir.path().to_str().unwrap()], dir.path());
     eventually("the plugin's node process starts", || {
-        !processes_mentioning(dir.path()).is_empty()
+        !running(&dir.path().to_string_lossy()).is_empty()
     });
-    let node = processes_mentioning(dir.path());
+    let node = running(&dir.path().to_string_lossy());
     child.kill().unwrap();
     child.wait().unwrap();
     for pid in node {
         eventually(&format!("node ({pid}) outlived its killed host"), || {
-            gone(pid)
+            is_gone(pid)
         });
     }
 }

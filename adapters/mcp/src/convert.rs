@@ -16,17 +16,41 @@
 use serde_json::Value;
 use yohost::contract::{ContentBlock, ToolReply, ToolSpec};
 
-/// A listed tool as a yohost tool, or why it cannot be one.
+/// The longest tool name taken, in bytes (the specification's 128
+/// characters of ASCII).
+const MAX_NAME_BYTES: usize = 128;
+
+/// The longest tool description taken, in bytes; a longer one is cut.
+const MAX_DESCRIPTION_BYTES: usize = 16 << 10;
+
+/// The largest input schema taken, in bytes of JSON.
+const MAX_SCHEMA_BYTES: usize = 256 << 10;
+
+/// A listed tool as a yohost tool, or why it cannot be one: a name over
+/// [`MAX_NAME_BYTES`] or a schema over [`MAX_SCHEMA_BYTES`] leaves it out,
+/// and a description over [`MAX_DESCRIPTION_BYTES`] is cut.
 pub(crate) fn tool_spec(tool: &Value) -> Result<ToolSpec, String> {
     let name = tool
         .get("name")
         .and_then(Value::as_str)
         .filter(|n| !n.is_empty())
         .ok_or("a tool without a name")?;
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "a tool whose name is over {MAX_NAME_BYTES} bytes (`{}…`)",
+            name.chars().take(32).collect::<String>()
+        ));
+    }
     let parameters = match tool.get("inputSchema") {
         Some(schema @ Value::Object(_)) => schema.clone(),
         _ => return Err(format!("the tool `{name}` has no `inputSchema` object")),
     };
+    if serde_json::to_vec(&parameters).map_or(true, |b| b.len() > MAX_SCHEMA_BYTES) {
+        return Err(format!(
+            "the tool `{name}`'s `inputSchema` is over {} KiB",
+            MAX_SCHEMA_BYTES >> 10
+        ));
+    }
     let annotations = tool.get("annotations");
     let label = tool
         .get("title")
@@ -38,6 +62,14 @@ pub(crate) fn tool_spec(tool: &Value) -> Result<ToolSpec, String> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    if description.len() > MAX_DESCRIPTION_BYTES {
+        let mut cut = MAX_DESCRIPTION_BYTES;
+        while !description.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        description.truncate(cut);
+        description.push('…');
+    }
     let hints = hints(annotations);
     if !hints.is_empty() {
         if !description.is_empty() {
@@ -140,6 +172,25 @@ fn block(block: &Value) -> Result<ContentBlock, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_long_name_or_schema_leaves_a_tool_out_and_a_long_description_is_cut() {
+        let tool = |name: &str, description: &str, schema: Value| {
+            tool_spec(&json!({"name": name, "description": description, "inputSchema": schema}))
+        };
+        let object = json!({"type": "object"});
+        let long_name = "n".repeat(MAX_NAME_BYTES + 1);
+        assert!(tool(&long_name, "", object.clone())
+            .unwrap_err()
+            .contains("over 128 bytes"));
+        let long_schema = json!({"type": "object", "description": "s".repeat(MAX_SCHEMA_BYTES)});
+        assert!(tool("t", "", long_schema)
+            .unwrap_err()
+            .contains("`inputSchema` is over"));
+        let cut = tool("t", &"é".repeat(MAX_DESCRIPTION_BYTES), object).unwrap();
+        assert!(cut.description.len() <= MAX_DESCRIPTION_BYTES + '…'.len_utf8());
+        assert!(cut.description.ends_with('…'));
+    }
 
     #[test]
     fn a_listed_tool_keeps_its_schema_title_and_hints() {

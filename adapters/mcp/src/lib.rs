@@ -120,7 +120,7 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             (start, processes)
         }
         Transport::Http { url, headers } => {
-            let host = host_of(&url).ok_or_else(|| {
+            let (url, host) = parse_url(&url).ok_or_else(|| {
                 refused(format!(
                     "the MCP server `{name}`'s `url` {url:?} is not an http:// or https:// URL"
                 ))
@@ -128,6 +128,7 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             if !capabilities.network.allows(&host) {
                 return Err(refused(format!("the MCP server `{name}` is at {host}, which the plugin may not reach: grant it with `network = [\"{host}\"]` under [capabilities]")));
             }
+            let url = url.to_string();
             (Start::Http { url, headers }, None)
         }
     };
@@ -208,19 +209,22 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The host of an `http://` or `https://` URL.
-fn host_of(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit('@').next()?;
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next()?
-    } else {
-        authority.split(':').next()?
+/// `url` as the HTTP client will read it (the `url` crate, which reqwest
+/// uses), and its host: the one parse that both the network grant's check
+/// and the connection use, so that no spelling of a URL (a backslash, an
+/// `@` in the path) connects to a host the check did not see. `None` for
+/// anything but an `http://` or `https://` URL with a host.
+fn parse_url(url: &str) -> Option<(url::Url, String)> {
+    let parsed = url::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = match parsed.host()? {
+        url::Host::Domain(domain) => domain.to_ascii_lowercase(),
+        url::Host::Ipv4(ip) => ip.to_string(),
+        url::Host::Ipv6(ip) => ip.to_string(),
     };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+    (!host.is_empty()).then_some((parsed, host))
 }
 
 #[cfg(test)]
@@ -228,17 +232,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_host_of_a_url_is_what_a_network_grant_must_cover() {
+    fn the_host_of_a_url_is_the_one_the_client_connects_to() {
+        let host = |url: &str| parse_url(url).map(|(_, host)| host);
         assert_eq!(
-            host_of("https://mcp.example.com/mcp").as_deref(),
+            host("https://mcp.example.com/mcp").as_deref(),
             Some("mcp.example.com")
         );
         assert_eq!(
-            host_of("http://user:pw@Localhost:3001/mcp?x").as_deref(),
+            host("http://user:pw@Localhost:3001/mcp?x").as_deref(),
             Some("localhost")
         );
-        assert_eq!(host_of("http://[::1]:8080/").as_deref(), Some("::1"));
-        assert_eq!(host_of("ftp://x/"), None);
-        assert_eq!(host_of("https:///path"), None);
+        assert_eq!(host("http://[::1]:8080/").as_deref(), Some("::1"));
+        assert_eq!(host("ftp://x/"), None);
+        assert_eq!(host("https:///path").as_deref(), Some("path"));
+        // A backslash ends the authority, as the HTTP client reads it: the
+        // host is the loopback address, not the name after the `@`.
+        let (parsed, tricked) = parse_url("http://127.0.0.1:47810\\@allowed.invalid/mcp").unwrap();
+        assert_eq!(tricked, "127.0.0.1");
+        assert_eq!(parsed.host_str(), Some("127.0.0.1"));
+        assert_eq!(
+            host("http://allowed.invalid@127.0.0.1/").as_deref(),
+            Some("127.0.0.1")
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use yoagent::mcp::transport::McpTransport;
 use yoagent::mcp::types::JsonRpcRequest;
 use yoagent::mcp::{HttpTransport, ServerNotifications};
+use yohost::limits::MAX_REPLY_BYTES;
 
 /// The protocol version yohost asks for.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -16,8 +17,12 @@ pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
 /// The versions yohost speaks (a server may answer with an older one).
 const SPOKEN: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// The most tools one server may list, and pages of them.
+/// The most pages of tools one server may list.
 const MAX_PAGES: usize = 64;
+
+/// The most tools one server may list, over all its pages; their JSON may
+/// hold at most the reply limit ([`MAX_REPLY_BYTES`]) in all.
+const MAX_TOOLS: usize = 1000;
 
 /// Why a request failed.
 #[derive(Debug, Clone)]
@@ -199,6 +204,7 @@ impl Link {
     pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, Failure> {
         let mut tools = Vec::new();
         let mut cursor: Option<Value> = None;
+        let mut listed_bytes = 0usize;
         for _ in 0..MAX_PAGES {
             let params = match cursor.take() {
                 Some(cursor) => json!({"cursor": cursor}),
@@ -209,7 +215,16 @@ impl Link {
                 .get("tools")
                 .and_then(Value::as_array)
                 .ok_or_else(|| Failure::Protocol("`tools/list` gave no `tools` array".into()))?;
-            tools.extend(listed.iter().cloned());
+            for tool in listed {
+                listed_bytes += serde_json::to_vec(tool).map_or(usize::MAX, |b| b.len());
+                if tools.len() == MAX_TOOLS || listed_bytes > MAX_REPLY_BYTES {
+                    return Err(Failure::Protocol(format!(
+                        "`tools/list` lists more than {MAX_TOOLS} tools or {} MiB of them",
+                        MAX_REPLY_BYTES >> 20
+                    )));
+                }
+                tools.push(tool.clone());
+            }
             match page.get("nextCursor") {
                 Some(next) if !next.is_null() => cursor = Some(next.clone()),
                 _ => return Ok(tools),

@@ -22,10 +22,21 @@ use yohost::sandbox::{PluginProcess, ProcessSandbox};
 /// How much of the server's stderr the exit message quotes.
 const STDERR_TAIL_BYTES: usize = 2048;
 
+/// The longest line of the server's stderr that is kept; the rest of a
+/// longer line is read and dropped.
+const STDERR_LINE_BYTES: usize = 8 << 10;
+
+/// The most messages waiting for a server to read them: a server that
+/// leaves more unread is ended as one that no longer reads its input.
+const OUTBOX_MESSAGES: usize = 256;
+
+/// The longest request `id` a server's request may have and be answered.
+const MAX_ID_BYTES: usize = 256;
+
 /// A running server process and its pending calls.
 pub(crate) struct Stdio {
     shared: Arc<Shared>,
-    outbox: mpsc::Sender<Vec<u8>>,
+    outbox: mpsc::SyncSender<Vec<u8>>,
 }
 
 struct Shared {
@@ -72,7 +83,7 @@ impl Stdio {
             tail: Mutex::default(),
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
         });
-        let (outbox, inbox) = mpsc::channel::<Vec<u8>>();
+        let (outbox, inbox) = mpsc::sync_channel::<Vec<u8>>(OUTBOX_MESSAGES);
         let writer = Arc::clone(&shared);
         thread("mcp-in", move || {
             let mut stdin = stdin;
@@ -127,9 +138,7 @@ impl Stdio {
     fn send(&self, message: &Value) {
         let mut line = message.to_string().into_bytes();
         line.push(b'\n');
-        // A closed channel means the writer found the server gone; the
-        // call then fails through its answer channel.
-        let _ = self.outbox.send(line);
+        self.shared.queue(&self.outbox, line);
     }
 
     /// Why the server has gone, if it has.
@@ -192,7 +201,18 @@ impl Shared {
         }
     }
 
-    fn read_all(&self, stdout: ChildStdout, replies: mpsc::Sender<Vec<u8>>) {
+    /// Queue `line` for the server to read, without waiting: a full queue
+    /// ends the server, and a closed one means the writer found it gone
+    /// (either way, calls then fail through their answer channels).
+    fn queue(&self, outbox: &mpsc::SyncSender<Vec<u8>>, line: Vec<u8>) {
+        if let Err(mpsc::TrySendError::Full(_)) = outbox.try_send(line) {
+            self.end(&format!(
+                "does not read its input: {OUTBOX_MESSAGES} messages wait for it"
+            ));
+        }
+    }
+
+    fn read_all(&self, stdout: ChildStdout, replies: mpsc::SyncSender<Vec<u8>>) {
         let _log = tracing::dispatcher::set_default(&self.dispatch);
         let mut reader = BufReader::new(stdout);
         let mut line = Vec::new();
@@ -225,7 +245,7 @@ impl Shared {
         }
     }
 
-    fn receive(&self, line: &[u8], replies: &mpsc::Sender<Vec<u8>>) {
+    fn receive(&self, line: &[u8], replies: &mpsc::SyncSender<Vec<u8>>) {
         let Ok(message) = serde_json::from_slice::<Value>(line) else {
             if !line.iter().all(u8::is_ascii_whitespace) {
                 tracing::warn!(target: "yohost::plugin", plugin = %self.server, "the MCP server wrote a line that is not JSON-RPC on its output; ignored");
@@ -256,16 +276,21 @@ impl Shared {
                 let _ = waiting.send(answer);
             }
             (Some(method), Some(id)) => {
+                // A request whose id is too long to echo gets no answer.
+                if id.to_string().len() > MAX_ID_BYTES {
+                    return;
+                }
                 // The client offers none of the capabilities a server may
                 // ask of it (sampling, roots, elicitation): only `ping`.
                 let answer = if method == "ping" {
                     json!({"jsonrpc": "2.0", "id": id, "result": {}})
                 } else {
-                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("yohost does not serve `{method}`")}})
+                    let shown: String = method.chars().take(64).collect();
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("yohost does not serve `{shown}`")}})
                 };
                 let mut line = answer.to_string().into_bytes();
                 line.push(b'\n');
-                let _ = replies.send(line);
+                self.queue(replies, line);
             }
             (Some("notifications/tools/list_changed"), None) => {
                 self.list_changes.fetch_add(1, Ordering::SeqCst);
@@ -278,10 +303,24 @@ impl Shared {
         }
     }
 
+    /// Log the server's stderr line by line, each cut at
+    /// [`STDERR_LINE_BYTES`], and keep its last [`STDERR_TAIL_BYTES`] for
+    /// the message that says it exited.
     fn keep_stderr(&self, stderr: ChildStderr) {
         let _log = tracing::dispatcher::set_default(&self.dispatch);
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
+        let mut reader = BufReader::new(stderr);
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            let read = (&mut reader)
+                .take(STDERR_LINE_BYTES as u64)
+                .read_until(b'\n', &mut bytes);
+            if !matches!(read, Ok(n) if n > 0) {
+                break;
+            }
+            let cut = bytes.last() != Some(&b'\n') && bytes.len() == STDERR_LINE_BYTES;
+            let more = !cut || skip_line(&mut reader);
+            let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
             tracing::debug!(target: "yohost::plugin", plugin = %self.server, "stderr: {line}");
             let mut tail = lock(&self.tail);
             tail.push_back(line);
@@ -289,6 +328,26 @@ impl Shared {
             {
                 tail.pop_front();
             }
+            if !more {
+                break;
+            }
+        }
+    }
+}
+
+/// Read and drop the rest of a line; `false` at the end of the stream.
+fn skip_line(reader: &mut impl BufRead) -> bool {
+    loop {
+        let (done, used) = match reader.fill_buf() {
+            Ok([]) | Err(_) => return false,
+            Ok(buffer) => match buffer.iter().position(|b| *b == b'\n') {
+                Some(at) => (true, at + 1),
+                None => (false, buffer.len()),
+            },
+        };
+        reader.consume(used);
+        if done {
+            return true;
         }
     }
 }

@@ -553,32 +553,97 @@ async fn a_remote_server_over_streamable_http_answers_with_a_granted_header() {
     );
 }
 
-/// The processes whose command line mentions `text`.
-fn processes_mentioning(text: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(text))
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_server_s_process_ends_with_its_host() {
     let dir = plugin_dir();
     hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");
     let host = host(dir.path());
     assert!(host.refused().is_empty(), "{:?}", host.refused());
-    assert_eq!(processes_mentioning("marker-for-the-mortal-test").len(), 1);
+    assert_eq!(running("marker-for-the-mortal-test").len(), 1);
     drop(host);
-    let since = std::time::Instant::now();
-    while !processes_mentioning("marker-for-the-mortal-test").is_empty() {
-        assert!(
-            since.elapsed() < std::time::Duration::from_secs(5),
-            "the server outlived its host"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    assert_all_end(
+        "marker-for-the-mortal-test",
+        std::time::Duration::from_secs(5),
+        "the server outlived its host",
+    );
+}
+
+#[tokio::test]
+async fn a_server_s_stderr_without_line_breaks_is_held_to_a_bound() {
+    let (logs, _guard) = capture_logs();
+    let dir = plugin_dir();
+    hostile(dir.path(), "loud", &[], "");
+    let host = host(dir.path());
+    let results = run_with(
+        &host,
+        vec![
+            call("stderr_flood", json!({})),
+            call("crash", json!({})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        results[0],
+        (
+            "stderr_flood".into(),
+            "after the stderr flood".into(),
+            false
+        )
+    );
+    assert!(results[1].2, "{:?}", results[1]);
+    // The server wrote 64 MiB as one line: each log line of it is cut, and
+    // the exit message quotes a bounded tail of it.
+    let lines: Vec<String> = logs.lines().iter().map(|l| l.to_string()).collect();
+    let longest = lines.iter().map(String::len).max().unwrap_or(0);
+    assert!(longest < 64 << 10, "a log line of {longest} bytes");
+    assert!(
+        lines.iter().any(|l| l.contains("stderr: eeee")),
+        "the cut line is logged"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("crashing on purpose")),
+        "the exit is logged with the last of its stderr"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_asks_without_reading_the_answers_is_ended_not_queued_for() {
+    let (logs, _guard) = capture_logs();
+    let dir = plugin_dir();
+    hostile(dir.path(), "deaf", &[], "");
+    let host = host(dir.path());
+    let results = run_with(&host, vec![call("unread", json!({})), text("done")]).await;
+    let (_, ended, is_error) = &results[0];
+    assert!(*is_error, "{ended}");
+    assert!(ended.contains("deaf"), "{ended}");
+    let lines: Vec<String> = logs.lines().iter().map(|l| l.to_string()).collect();
+    assert!(
+        lines.iter().any(|l| l.contains("does not read its input")),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test]
+async fn tool_lists_are_bounded_in_number_and_in_the_size_of_each_tool() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "many", &["many"], "");
+    hostile(dir.path(), "oversized", &["oversized"], "");
+    let host = host(dir.path());
+    let report = host.report().await;
+    let many = reported(&report, "many");
+    let reason = many.reason.as_deref().unwrap_or_default();
+    assert!(reason.contains("more than 1000 tools"), "{many:?}");
+    let oversized = reported(&report, "oversized");
+    assert!(oversized.reason.is_none(), "{oversized:?}");
+    assert!(
+        oversized
+            .warnings
+            .iter()
+            .any(|w| w.contains("over 128 bytes")),
+        "{:?}",
+        oversized.warnings
+    );
+    assert!(oversized.tools.contains(&"long_description".to_string()));
+    assert!(!oversized.tools.iter().any(|t| t.starts_with("nnnn")));
 }

@@ -22,13 +22,14 @@
 
 use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
-use crate::load::grants::Grants;
+use crate::load::grants::{Access, GrantError, Grants};
 use crate::load::loaded::Loaded;
 use crate::load::manifest::EngineChoice;
 use crate::load::routing::{NodeNeeds, Routed};
 use crate::model::Ecosystem;
 use crate::model::EngineKind;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Loads the plugins of one ecosystem on one engine.
@@ -62,14 +63,56 @@ pub trait Adapter: Send + Sync {
 }
 
 /// The candidate's file grants, opened: a granted directory that cannot be
-/// opened refuses the plugin whatever its engine.
+/// opened refuses the plugin whatever its engine, and so does a write grant
+/// over what the host later trusts: the plugin directory outside the
+/// plugin's own folder (a file written there would load as a plugin, in
+/// the host's process for a Python or dylib file), or the host's private
+/// cache (compiled Wasm components and dylib copies, which run unchecked).
 pub(crate) fn open_grants(candidate: &Candidate) -> Result<Grants, LoadError> {
-    Grants::open(candidate.base_dir(), &candidate.manifest.capabilities).map_err(|error| {
-        LoadError::Grant {
-            path: candidate.entry.clone(),
-            error,
+    let refuse = |error| LoadError::Grant {
+        path: candidate.entry.clone(),
+        error,
+    };
+    let grants =
+        Grants::open(candidate.base_dir(), &candidate.manifest.capabilities).map_err(refuse)?;
+    let own = candidate.root.canonicalize().ok();
+    let directory = candidate.root.parent().and_then(|d| d.canonicalize().ok());
+    let cache = crate::load::private_dir::cache_root();
+    let cache = cache.canonicalize().unwrap_or(cache);
+    let problem = |real: &Path| -> Option<String> {
+        if cache.starts_with(real) || real.starts_with(&cache) {
+            return Some(format!(
+                "reaches the host's private cache {}: what is written there runs unchecked",
+                cache.display()
+            ));
         }
-    })
+        let (own, directory) = (own.as_ref()?, directory.as_ref()?);
+        if directory.starts_with(real) {
+            Some("holds the plugin directory: a file written there would load as a plugin".into())
+        } else if real.starts_with(directory) && !real.starts_with(own) {
+            Some(format!(
+                "is in the plugin directory {}, outside the plugin's own folder: a file written there would load as a plugin",
+                directory.display()
+            ))
+        } else {
+            None
+        }
+    };
+    let over = grants
+        .iter()
+        .filter(|g| g.access() == Access::Write)
+        .find_map(|grant| {
+            Some(GrantError {
+                access: Access::Write,
+                grant: grant.written().to_path_buf(),
+                path: grant.real().to_path_buf(),
+                problem: problem(grant.real())?,
+            })
+        });
+    match over {
+        Some(error) => Err(refuse(error)),
+        None => Ok(grants),
+    }
 }
 
 /// The crate that serves an ecosystem's plugins, for refusals.

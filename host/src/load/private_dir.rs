@@ -44,7 +44,9 @@ pub fn cache_folder(sub: &str) -> Result<PathBuf, PrivateDirError> {
     Ok(dir)
 }
 
-fn cache_root() -> PathBuf {
+/// The root of the private folders (see the module docs); it may not
+/// exist yet.
+pub(crate) fn cache_root() -> PathBuf {
     let env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())

@@ -50,7 +50,9 @@ pub const MAX_LIBRARY_BYTES: u64 = 1024 * 1024 * 1024;
 /// says otherwise: 64 MiB.
 pub const DEFAULT_MEMORY_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Why an image was refused.
+/// Why an image was refused: a type not in [`IMAGE_MIME_TYPES`], data that
+/// is not base64, over [`MAX_IMAGE_BYTES`] decoded, or whose bytes are not
+/// of the type its label says (an SVG labelled `image/png`).
 pub fn check_image(data: &str, mime_type: &str) -> Result<(), String> {
     if !IMAGE_MIME_TYPES.contains(&mime_type) {
         return Err(format!(
@@ -71,7 +73,15 @@ pub fn check_image(data: &str, mime_type: &str) -> Result<(), String> {
             bytes.len()
         ));
     }
-    Ok(())
+    match infer::get(&bytes).map(|kind| kind.mime_type()) {
+        Some(found) if found == mime_type => Ok(()),
+        found => Err(format!(
+            "image labelled `{mime_type}` holds {}",
+            found.map_or("bytes of no image type".to_string(), |f| format!(
+                "`{f}` bytes"
+            ))
+        )),
+    }
 }
 
 /// Check every image of some content.
@@ -100,8 +110,17 @@ mod tests {
 
     #[test]
     fn images_are_checked_for_type_size_and_encoding() {
-        assert!(check_image("iVBORw0KGgo=", "image/png").is_ok());
-        assert!(check_image("iVBORw0KGgo=", "image/svg+xml").is_err());
+        let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+        let png = encode(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+        assert!(check_image(&png, "image/png").is_ok());
+        assert!(check_image(&png, "image/svg+xml").is_err());
+        // The label is checked against the bytes.
+        let svg = encode(b"<svg xmlns=\"http://www.w3.org/2000/svg\"><script>x</script></svg>");
+        let refused = check_image(&svg, "image/png").unwrap_err();
+        assert!(refused.contains("labelled `image/png`"), "{refused}");
+        let gif = encode(b"GIF89a\x01\0\x01\0");
+        assert!(check_image(&gif, "image/gif").is_ok());
+        assert!(check_image(&gif, "image/jpeg").is_err());
         assert!(check_image("not base64!", "image/png").is_err());
         let big = base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_IMAGE_BYTES + 1]);
         assert!(check_image(&big, "image/png").is_err());

@@ -4,15 +4,16 @@
 //!    it starts, the leader of a new session with no controlling terminal
 //!    (`setsid`), and every descriptor above 2 closed at `exec` (only the
 //!    pipes the host set up on 0, 1 and 2 stay);
-//! 2. the first process of a new PID namespace, whose kernel ends every
+//! 2. the second process of a new PID namespace, whose kernel ends every
 //!    process in it when the first one ends: the forked child unshares the
 //!    namespace (with a user namespace of its own uid when it is not root),
-//!    forks again and stays behind as the *keeper*, which only waits and
-//!    exits as the first process did. The host sees the keeper: killing it
-//!    kills the first process (its parent-death signal), and with it the
-//!    namespace. Processes outside the namespace, the host among them, have
-//!    no pid inside it: nothing in it can signal, limit, renice or trace
-//!    them;
+//!    forks the namespace's *init*, and stays behind as the *keeper*, which
+//!    only waits and exits as the program did. The init forks the program,
+//!    reaps what is orphaned, and exits when the program ends. The host
+//!    sees the keeper: killing it kills the init (its parent-death signal),
+//!    and with it the namespace. Processes outside the namespace, the host
+//!    among them, have no pid inside it: nothing in it can signal, limit,
+//!    renice or trace them;
 //! 3. without capabilities in any set (bounding, permitted, effective,
 //!    inheritable, ambient) and with `no_new_privs`, so that root inside is
 //!    an ordinary user and no setuid program gives privileges back;
@@ -148,9 +149,15 @@ fn check(result: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-/// Make the calling process the first of a new PID namespace (step 2):
-/// returns in that first process; the process that called it stays behind
-/// as the keeper and never returns.
+/// Put the calling process's program in a new PID namespace (step 2):
+/// returns in the process that goes on to `exec`, the namespace's second.
+/// The process that called it stays behind outside the namespace as the
+/// *keeper*, and the namespace's first process is its *init*; neither
+/// returns.
+///
+/// The program is not the namespace's first process because the kernel
+/// ignores the signals a first process sends itself without a handler:
+/// `abort()` (Node's out-of-memory end) would turn into another crash.
 fn enter_pid_namespace() -> io::Result<()> {
     // SAFETY: system calls on the calling (forked, single-threaded)
     // process; the buffers written are on its stack.
@@ -167,15 +174,21 @@ fn enter_pid_namespace() -> io::Result<()> {
             write_id_map(c"/proc/self/uid_map", uid)?;
             write_id_map(c"/proc/self/gid_map", gid)?;
         }
-        // The first process reads EOF on `alive` if the keeper ended before
-        // it armed its parent-death signal.
+        // The init reads EOF on `alive` if the keeper ended before it armed
+        // its parent-death signal; it writes the program's wait status on
+        // `status` for the keeper to end as the program did.
         let mut alive = [0; 2];
         check(libc::pipe2(alive.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let mut status = [0; 2];
+        check(libc::pipe2(status.as_mut_ptr(), libc::O_CLOEXEC))?;
         let first = check(libc::fork())?;
         if first > 0 {
-            keep(first, alive);
+            libc::close(alive[0]);
+            libc::close(status[1]);
+            keep(first, alive[1], status[0]);
         }
         libc::close(alive[1]);
+        libc::close(status[0]);
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
         let mut byte = 0u8;
         let mut poll = libc::pollfd {
@@ -189,49 +202,90 @@ fn enter_pid_namespace() -> io::Result<()> {
             return Err(io::Error::from_raw_os_error(libc::ESRCH));
         }
         libc::close(alive[0]);
+        let program = check(libc::fork())?;
+        if program > 0 {
+            init(program, status[1]);
+        }
+        libc::close(status[1]);
         Ok(())
     }
 }
 
+/// Close every descriptor of the calling process but `kept`.
+///
+/// # Safety
+/// Called in a forked child: system calls only.
+unsafe fn close_all_but(kept: &mut [libc::c_int]) {
+    kept.sort_unstable();
+    let mut from = 0u32;
+    for fd in kept.iter().map(|fd| *fd as u32) {
+        if let Some(below) = fd.checked_sub(1).filter(|below| *below >= from) {
+            libc::syscall(libc::SYS_close_range, from, below, 0u32);
+        }
+        from = fd + 1;
+    }
+    libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32);
+}
+
+/// The namespace's init: holds none of the host's descriptors (so that the
+/// host hears of the program's `exec`, and of the end of its output, from
+/// the program alone), reaps every process orphaned in the namespace until
+/// `program` ends, writes its wait status on `status` and exits, which
+/// ends every other process in the namespace.
+fn init(program: libc::pid_t, status: libc::c_int) -> ! {
+    // SAFETY: system calls on the init itself.
+    unsafe {
+        close_all_but(&mut [status]);
+        let mut ended = 0;
+        loop {
+            let waited = libc::waitpid(-1, &mut ended, 0);
+            if waited == program || (waited < 0 && *libc::__errno_location() != libc::EINTR) {
+                break;
+            }
+        }
+        libc::write(status, (&ended as *const libc::c_int).cast(), 4);
+        libc::_exit(0)
+    }
+}
+
 /// The keeper: holds its copy of the write end of `alive` open while it
-/// lives, closes every other descriptor (the host's pipes, and the one the
-/// host reads the `exec`'s outcome from, so that the host hears of the
-/// first process's `exec` alone), waits for the namespace's first process
-/// `first`, and ends as it ended.
-fn keep(first: libc::pid_t, alive: [libc::c_int; 2]) -> ! {
+/// lives, closes every other descriptor (as the init does), waits for the
+/// namespace's init `first`, and ends as the program did (the status the
+/// init wrote on `status`), or as the init did if it wrote none.
+fn keep(first: libc::pid_t, alive: libc::c_int, status: libc::c_int) -> ! {
     // SAFETY: system calls on the keeper itself.
     unsafe {
-        let [read, write] = alive;
-        libc::close(read);
-        let write_end = write as u32;
-        if let Some(below) = write_end.checked_sub(1) {
-            libc::syscall(libc::SYS_close_range, 0u32, below, 0u32);
-        }
-        libc::syscall(libc::SYS_close_range, write_end + 1, u32::MAX, 0u32);
-        let mut status = 0;
+        close_all_but(&mut [alive, status]);
+        let mut ended = 0;
         let mut waited;
         loop {
-            waited = libc::waitpid(first, &mut status, 0);
+            waited = libc::waitpid(first, &mut ended, 0);
             if waited == first || (waited < 0 && *libc::__errno_location() != libc::EINTR) {
                 break;
             }
         }
-        if waited == first && libc::WIFSIGNALED(status) {
-            let signal = libc::WTERMSIG(status);
+        let mut program = 0;
+        if libc::read(status, (&mut program as *mut libc::c_int).cast(), 4) == 4 {
+            ended = program;
+        } else if waited != first {
+            libc::_exit(1);
+        }
+        if libc::WIFSIGNALED(ended) {
+            let signal = libc::WTERMSIG(ended);
             let no_core = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
             };
             libc::setrlimit(libc::RLIMIT_CORE, &no_core);
             libc::signal(signal, libc::SIG_DFL);
+            let mut only = std::mem::zeroed::<libc::sigset_t>();
+            libc::sigemptyset(&mut only);
+            libc::sigaddset(&mut only, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
             libc::kill(libc::getpid(), signal);
             libc::_exit(128 + signal);
         }
-        libc::_exit(if waited == first {
-            libc::WEXITSTATUS(status)
-        } else {
-            1
-        })
+        libc::_exit(libc::WEXITSTATUS(ended))
     }
 }
 

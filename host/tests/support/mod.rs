@@ -438,3 +438,45 @@ export default definePlugin({ before_model: () => ({ note: word }) });
 "#,
     );
 }
+
+/// The host's pids of the live processes (zombies left out) whose command
+/// line holds `marker`, this test process excepted. A pid that a plugin
+/// process reports is its own PID namespace's, not the host's, so tests
+/// find a plugin's processes by what they run.
+pub fn running(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            (!is_gone(pid) && String::from_utf8_lossy(&cmdline).contains(marker)).then_some(pid)
+        })
+        .filter(|pid| *pid != std::process::id())
+        .collect()
+}
+
+/// Whether the host's process `pid` is gone (a zombie counts as gone).
+pub fn is_gone(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Wait up to `limit` for every process running `marker` to be gone;
+/// fail the test naming `what` and the pids left otherwise.
+pub fn assert_all_end(marker: &str, limit: std::time::Duration, what: &str) {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left = running(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{what}: {left:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

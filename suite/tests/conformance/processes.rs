@@ -5,12 +5,15 @@
 
 use crate::engines::{Engine, Support};
 use crate::harness::{drive, open};
-use crate::support::{call, plugin_dir, text, write};
+use crate::support::{assert_all_end, call, plugin_dir, text, write};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use yohost::PluginHost;
+
+/// How long a process a plugin started may take to end once it should.
+const FIVE_SECONDS: Duration = Duration::from_secs(5);
 
 /// A variable of the host's that no plugin is granted.
 const HOST_SECRET: (&str, &str) = ("YOHOST_CONFORMANCE_HOST_SECRET", "host-secret-5d1c");
@@ -89,45 +92,6 @@ fn sh(script: String) -> (&'static str, serde_json::Value) {
 
 fn read(path: &Path) -> (&'static str, serde_json::Value) {
     ("fx_read", json!({ "path": path }))
-}
-
-/// The pids of the live processes whose command line holds `marker`. A pid
-/// that a plugin process reports is its PID namespace's, not the host's,
-/// so processes are found by what they run.
-fn running(marker: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-            (!zombie && String::from_utf8_lossy(&cmdline).contains(marker)).then_some(pid)
-        })
-        .filter(|pid| *pid != std::process::id())
-        .collect()
-}
-
-/// Wait up to five seconds for every process running `marker` to be gone.
-fn assert_ends(marker: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = running(marker);
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} (pids {left:?}) is still running"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Wait up to five seconds for `file` to be written.
@@ -256,8 +220,9 @@ pub async fn nothing_outlives_the_deadline_or_the_host(engine: Engine) {
                 "the call past its deadline failed: {results:?}"
             );
             assert_written(&out.join("overran.started"));
-            assert_ends(
+            assert_all_end(
                 &marker("overran"),
+                FIVE_SECONDS,
                 "a process started by a call that overran",
             );
         }
@@ -269,12 +234,14 @@ pub async fn nothing_outlives_the_deadline_or_the_host(engine: Engine) {
     assert_written(&out.join("left.started"));
     let folder = fx.folder.display().to_string();
     drop(fx);
-    assert_ends(
+    assert_all_end(
         &marker("left"),
+        FIVE_SECONDS,
         "a process a plugin left running, once the host was dropped",
     );
-    assert_ends(
+    assert_all_end(
         &folder,
+        FIVE_SECONDS,
         "the plugin's own process, once the host was dropped",
     );
 }

@@ -79,6 +79,7 @@ const PROBE: &str = r#"
 import { definePlugin } from "yohost";
 import fs from "node:fs";
 import os from "node:os";
+import { randomUUID } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { Worker } from "node:worker_threads";
 import { shout } from "./lib/shout.js";
@@ -92,6 +93,10 @@ function attempt(run: () => unknown): string {
   }
 }
 
+// Names this process across the host's view and its own: a plugin
+// process's pid is its number in its own PID namespace.
+const token = randomUUID();
+
 export default definePlugin({
   name: "probe",
   async before_tool({ tool, args }, ctx) {
@@ -104,20 +109,20 @@ export default definePlugin({
       modules: () => shout(pad(os.EOL.length)),
       passwd: () => fs.readFileSync("/etc/passwd", "utf8").split("\n")[0],
       data: () => fs.readFileSync(`${ctx.pluginDir}/../granted/data.txt`, "utf8").trim(),
-      "write-out": () => (fs.writeFileSync(`${ctx.pluginDir}/../writable/out.txt`, "w"), "written"),
+      "write-out": () => (fs.writeFileSync(`${ctx.pluginDir}/writable/out.txt`, "w"), "written"),
       "write-data": () => (fs.writeFileSync(`${ctx.pluginDir}/../granted/data.txt`, "w"), "written"),
       spawn: () => execFileSync("true"),
       worker: () => new Worker("1", { eval: true }),
       addon: () => process.dlopen({ exports: {} }, `${ctx.pluginDir}/addon.node`),
       env: () => Object.keys(process.env).sort().join(","),
-      pid: () => process.pid,
+      pid: () => token,
       exit: () => process.exit(3),
       garbage: () => fs.writeSync(1, "garbage on the wire"),
     };
     const slept = /^sleep-(\d+)$/.exec(cmd);
     if (slept) {
       await new Promise((r) => setTimeout(r, Number(slept[1])));
-      return { args: { command: `${cmd}=ok:${process.pid}` } };
+      return { args: { command: `${cmd}=ok:${token}` } };
     }
     const outcome = outcomes[cmd];
     return outcome ? { args: { command: `${cmd}=${attempt(outcome)}` } } : null;
@@ -125,8 +130,10 @@ export default definePlugin({
 });
 "#;
 
-/// The probe in `dir/probe`, with a `read` grant `granted` and a `write`
-/// grant `writable` beside it, its own TypeScript helper and an npm package.
+/// The probe in `dir/probe`, with a `read` grant `granted` beside it, a
+/// `write` grant `writable` of its own (a write grant elsewhere in the
+/// plugin directory is refused), its own TypeScript helper and an npm
+/// package.
 fn install_probe(dir: &Path, manifest: &str) {
     write(dir, "probe/index.ts", PROBE);
     write(
@@ -145,12 +152,12 @@ fn install_probe(dir: &Path, manifest: &str) {
         "module.exports = (n) => 'pad' + '-'.repeat(n);\n",
     );
     write(dir, "granted/data.txt", "granted data\n");
-    std::fs::create_dir_all(dir.join("writable")).unwrap();
+    std::fs::create_dir_all(dir.join("probe/writable")).unwrap();
     write(
         dir,
         "probe/plugin.toml",
         &format!(
-            "{NODE}{manifest}\n[capabilities]\nread = [\"../granted\"]\nwrite = [\"../writable\"]\nenv = [\"PATH\"]\n"
+            "{NODE}{manifest}\n[capabilities]\nread = [\"../granted\"]\nwrite = [\"writable\"]\nenv = [\"PATH\"]\n"
         ),
     );
 }
@@ -215,12 +222,12 @@ async fn the_permission_model_confines_files_processes_workers_and_env() {
         ],
     )
     .await;
-    // The granted `PATH`, and the base set the host has (without `HOME`,
-    // which no grant lets it read).
+    // The granted `PATH`, the base set the host has (without `HOME`,
+    // which no grant lets it read), and the process's private `TMPDIR`.
     let mut env: Vec<&str> = yohost::sandbox::BASE_ENV
         .iter()
         .copied()
-        .filter(|name| *name != "HOME" && std::env::var(name).is_ok())
+        .filter(|name| *name != "HOME" && (*name == "TMPDIR" || std::env::var(name).is_ok()))
         .collect();
     env.sort();
     let env = format!("env=ok:{}", env.join(","));
@@ -264,9 +271,17 @@ fn field(line: &serde_json::Value, name: &str) -> serde_json::Value {
 }
 
 /// The process id the probe reports in a run of its own.
-async fn pid_of(host: &PluginHost) -> u32 {
+async fn token_of(host: &PluginHost) -> String {
     let (ran, _) = bash_through(host, &["pid"]).await;
-    ran[0].strip_prefix("pid=ok:").unwrap().parse().unwrap()
+    ran[0].strip_prefix("pid=ok:").unwrap().to_string()
+}
+
+/// Wait up to two seconds for `pid` to be gone.
+fn ends(pid: u32) -> bool {
+    (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        is_gone(pid)
+    })
 }
 
 #[tokio::test]
@@ -277,7 +292,7 @@ async fn a_dead_process_fails_closed_and_the_next_run_starts_another() {
         let dir = plugin_dir();
         install_probe(dir.path(), "");
         let host = PluginHost::open(dir.path()).unwrap();
-        let first = pid_of(&host).await;
+        let first = token_of(&host).await;
         let (ran, results) = bash_through(&host, &[how, "after"]).await;
         assert!(ran.is_empty(), "{how}: {ran:?}");
         assert!(results.iter().all(|r| r.2), "{how}: {results:?}");
@@ -289,7 +304,7 @@ async fn a_dead_process_fails_closed_and_the_next_run_starts_another() {
             .collect();
         kinds.dedup();
         assert_eq!(kinds, ["crashed", "unloaded"], "{how}");
-        let second = pid_of(&host).await;
+        let second = token_of(&host).await;
         assert_ne!(first, second, "{how}: a new process serves the next run");
     }
 }
@@ -300,15 +315,19 @@ async fn dropping_the_host_kills_the_process() {
     let dir = plugin_dir();
     install_probe(dir.path(), "");
     let host = PluginHost::open(dir.path()).unwrap();
-    let pid = pid_of(&host).await;
-    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
-    assert!(proc_dir.exists());
+    token_of(&host).await;
+    let serving = running(&dir.path().to_string_lossy());
+    assert_eq!(
+        serving.len(),
+        1,
+        "one process serves the plugin: {serving:?}"
+    );
     drop(host);
-    let gone = (0..200).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        !proc_dir.exists()
-    });
-    assert!(gone, "process {pid} outlived its plugin");
+    assert!(
+        ends(serving[0]),
+        "process {} outlived its plugin",
+        serving[0]
+    );
 }
 
 #[tokio::test]
@@ -546,7 +565,13 @@ async fn an_overrun_retires_the_process_without_failing_another_runs_call() {
     let dir = plugin_dir();
     install_probe(dir.path(), "[timeouts]\nbefore_tool = 3000\n");
     let host = PluginHost::open(dir.path()).unwrap();
-    let old = pid_of(&host).await;
+    let old = token_of(&host).await;
+    let serving = running(&dir.path().to_string_lossy());
+    assert_eq!(
+        serving.len(),
+        1,
+        "one process serves the plugin: {serving:?}"
+    );
     // Run A overruns at 3 s; run B's call, in flight from 1 s to 3.5 s on
     // the same process, answers within its own deadline (4 s).
     let overrun = bash_through(&host, &["sleep-10000"]);
@@ -559,16 +584,12 @@ async fn an_overrun_retires_the_process_without_failing_another_runs_call() {
     assert!(results_a[0].2, "the overrun fails closed: {results_a:?}");
     assert_eq!(ran_b, [format!("sleep-2500=ok:{old}")]);
 
-    let new = pid_of(&host).await;
+    let new = token_of(&host).await;
     assert_ne!(old, new, "the next run gets a new process");
-    let proc_dir = std::path::PathBuf::from(format!("/proc/{old}"));
-    let gone = (0..200).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        !proc_dir.exists()
-    });
     assert!(
-        gone,
-        "the retired process {old} is killed once its calls are done"
+        ends(serving[0]),
+        "the retired process {} is killed once its calls are done",
+        serving[0]
     );
 }
 

@@ -219,17 +219,6 @@ async fn without_exec_every_command_is_a_sandbox_denial() {
     assert!(!rendered.contains("hello\n"), "{rendered}");
 }
 
-/// Whether process `pid` still exists (a zombie counts as gone).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
 #[tokio::test]
 async fn a_background_job_is_gone_after_the_run() {
     if skip_without_node() {
@@ -240,10 +229,12 @@ async fn a_background_job_is_gone_after_the_run() {
         return;
     };
     let host = host(dir.path());
+    // The job sleeps for a length no other process names.
+    let marker = format!("60.{}", std::process::id());
     let (agent, _) = scripted(vec![
         call(
             "bash",
-            json!({"command": "echo $$ > job.pid; exec sleep 60", "description": "Sleep", "run_in_background": true}),
+            json!({"command": format!("echo $$ > job.pid; exec sleep {marker}"), "description": "Sleep", "run_in_background": true}),
         ),
         call(
             "bash",
@@ -262,16 +253,16 @@ async fn a_background_job_is_gone_after_the_run() {
             false
         )
     );
-    let pid: u32 = results[1]
+    let _: u32 = results[1]
         .1
         .trim()
         .parse()
         .unwrap_or_else(|_| panic!("the job runs during the run: {results:?}"));
-    let until = Instant::now() + Duration::from_secs(3);
-    while alive(pid) && Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!alive(pid), "the job's process {pid} outlived the run");
+    assert_all_end(
+        &marker,
+        Duration::from_secs(3),
+        "the job's process outlived the run",
+    );
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "the run did not wait for the job"

@@ -197,6 +197,13 @@ fn exports() -> PathBuf {
     dir
 }
 
+/// A plugin directory outside the system's temporary folder, which
+/// pi-processes is granted to write (a write grant that holds the plugin
+/// directory is refused).
+fn outside_the_temporary_folder() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
 /// The `plugin.toml` a user writes for the package, if it needs one: the
 /// grants it needs to do its work.
 fn manifest(name: &str) -> Option<String> {
@@ -248,7 +255,7 @@ fn install(dir: &Path, name: &str) -> String {
 /// `name`, loaded, and the directory.
 async fn host_with(name: &str) -> (yohost::PluginHost, tempfile::TempDir) {
     environment();
-    let dir = plugin_dir();
+    let dir = outside_the_temporary_folder();
     let plugin = install(dir.path(), name);
     let host = open_with_node(dir.path());
     let report = host.report().await;
@@ -283,7 +290,7 @@ async fn results_of(
 async fn every_package_has_its_pinned_verdict() {
     needs_node!();
     environment();
-    let dir = plugin_dir();
+    let dir = outside_the_temporary_folder();
     for (spec, _) in &CORPUS {
         install(dir.path(), name_of(spec));
     }
