@@ -16,10 +16,14 @@
 //! - it may not signal, or connect to an abstract Unix socket of, any
 //!   process outside its sandbox (the host included);
 //! - it may connect over TCP only as `capabilities.network` allows:
-//!   `true` is any port, `false` and a list of hosts none (the kernel
-//!   filters TCP ports, not hosts, so a list cannot be enforced and fails
-//!   closed), and a check opens no connection at all. UDP and Unix sockets
-//!   with a path are not filtered by the kernel.
+//!   `true` is any port; a list of hosts only the port of the host's proxy
+//!   (`proxy`), which reaches the listed hosts alone; `false` none; and a
+//!   check opens no connection at all. Every other socket (UDP, Unix with
+//!   a path, raw, MPTCP) is the seccomp filter's (`seccomp`).
+//!
+//! Before Landlock it loses every capability and gets `no_new_privs`, a
+//! session and PID namespace of its own, and none of the host's
+//! descriptors; after it, the seccomp filter (`child`).
 //!
 //! Its environment is the granted variables and [`BASE_ENV`], never the
 //! host's whole environment. Its life is bound to the host and to its
@@ -35,11 +39,13 @@
 mod child;
 mod life;
 mod limits;
+mod proxy;
 mod ruleset;
 mod seccomp;
 
 pub use life::PluginProcess;
 pub use limits::{ProcessSlot, PROCESSES_PER_HOST, PROCESSES_PER_PLUGIN};
+pub use proxy::MAX_TUNNELS;
 pub use seccomp::SocketPolicy;
 
 use crate::load::discovery::Candidate;
@@ -70,6 +76,30 @@ pub const BASE_ENV: &[&str] = &[
     "TERM",
     "TMPDIR",
 ];
+
+/// The variables that name the host's proxy to a process whose network
+/// grant is a list of hosts (each replaces the host's own, if any).
+const PROXY_ENV: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "NODE_USE_ENV_PROXY",
+];
+
+/// The value of the proxy variable `name` for the proxy at `url`: nothing
+/// is exempt from it, and Node 24 and newer is told to use it.
+fn proxy_value(name: &str, url: &str) -> String {
+    match name {
+        "NO_PROXY" | "no_proxy" => String::new(),
+        "NODE_USE_ENV_PROXY" => "1".into(),
+        _ => url.to_string(),
+    }
+}
 
 /// Which TCP connections a plugin process may open.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +142,9 @@ pub struct ProcessSandbox {
     sockets: SocketPolicy,
     /// The seccomp filters, compiled once (none for an unconfined plugin).
     filters: Option<std::sync::Arc<seccomp::Filters>>,
+    /// The host's proxy to the listed hosts of a `network` list, held so
+    /// that it runs while any clone of the sandbox lives.
+    _proxy: Option<std::sync::Arc<proxy::Proxy>>,
     count: limits::PluginCount,
     env: Vec<(String, String)>,
     confinement: Confinement,
@@ -133,6 +166,7 @@ impl ProcessSandbox {
         }
         let processes = candidate.manifest.limits.processes;
         Self::new(
+            &candidate.name,
             own,
             &candidate.manifest.capabilities,
             grants,
@@ -153,13 +187,21 @@ impl ProcessSandbox {
         capabilities.unconfined = false;
         let grants = Grants::open(base, &capabilities).map_err(|e| e.to_string())?;
         let own = vec![std::path::absolute(base).map_err(|e| e.to_string())?];
-        Self::new(own, &capabilities, &grants, false, PROCESSES_PER_PLUGIN)
+        Self::new(
+            "npm",
+            own,
+            &capabilities,
+            &grants,
+            false,
+            PROCESSES_PER_PLUGIN,
+        )
     }
 
-    /// The sandbox of processes that may read `own`, with `capabilities`
-    /// and their opened `grants`; a `dry_run` writes nothing and connects
-    /// nowhere.
+    /// The sandbox of `plugin`'s processes, which may read `own`, with
+    /// `capabilities` and their opened `grants`; a `dry_run` writes nothing
+    /// and connects nowhere.
     fn new(
+        plugin: &str,
         own: Vec<PathBuf>,
         capabilities: &Capabilities,
         grants: &Grants,
@@ -168,13 +210,23 @@ impl ProcessSandbox {
     ) -> Result<ProcessSandbox, String> {
         let mut warnings = Vec::new();
         let confinement = confinement(support(), capabilities.unconfined, &mut warnings)?;
+        let mut proxy = None;
         let (tcp, sockets) = match &capabilities.network {
             _ if dry_run => (TcpAccess::Ports(Vec::new()), SocketPolicy::None),
             Network::Granted(true) => (TcpAccess::Any, SocketPolicy::Internet),
             Network::Granted(false) => (TcpAccess::Ports(Vec::new()), SocketPolicy::None),
             Network::Hosts(_) => {
-                warnings.push("its processes open no network connection: the kernel sandbox filters ports, not hosts, so a list of hosts cannot be enforced there; `network = true` would allow every host".into());
-                (TcpAccess::Ports(Vec::new()), SocketPolicy::None)
+                let started =
+                    proxy::Proxy::start(plugin, capabilities.network.clone()).map_err(|e| {
+                        format!("cannot start the host's proxy for its network grant: {e}")
+                    })?;
+                warnings.push(format!(
+                    "its processes reach the listed hosts only through the host's proxy ({}, in HTTPS_PROXY and the like), over https:// (CONNECT); a program that ignores proxy settings (Node's fetch before Node 24) reaches nothing",
+                    started.url()
+                ));
+                let port = started.port();
+                proxy = Some(std::sync::Arc::new(started));
+                (TcpAccess::Ports(vec![port]), SocketPolicy::TcpOnly)
             }
         };
         let filters = match confinement {
@@ -200,6 +252,13 @@ impl ProcessSandbox {
                     .map(|_| "HOME"),
             )
             .filter_map(|name| Some((name.to_string(), std::env::var(name).ok()?)))
+            .filter(|(name, _)| proxy.is_none() || !PROXY_ENV.contains(&name.as_str()))
+            .chain(proxy.iter().flat_map(|proxy| {
+                let url = proxy.url();
+                PROXY_ENV
+                    .iter()
+                    .map(move |name| (name.to_string(), proxy_value(name, &url)))
+            }))
             .collect();
         Ok(ProcessSandbox {
             own,
@@ -207,6 +266,7 @@ impl ProcessSandbox {
             tcp,
             sockets,
             filters,
+            _proxy: proxy,
             count: limits::PluginCount::new(processes),
             env,
             confinement,
@@ -228,6 +288,7 @@ impl ProcessSandbox {
             filters: Some(std::sync::Arc::new(
                 seccomp::filters(SocketPolicy::None).unwrap(),
             )),
+            _proxy: None,
             count: limits::PluginCount::new(PROCESSES_PER_PLUGIN),
             env: BASE_ENV
                 .iter()

@@ -151,6 +151,7 @@ conformance! {
         process_cannot_signal_the_host,
         nothing_outlives_the_deadline_or_the_host,
         process_cannot_reach_the_kernel_surface,
+        process_reaches_only_the_listed_hosts_through_the_proxy,
     ],
 }
 

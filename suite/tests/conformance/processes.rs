@@ -399,3 +399,80 @@ pub async fn process_cannot_reach_the_kernel_surface(engine: Engine) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// What the fixture's process runs to try the network: a tunnel through the
+/// proxy its environment names (`HTTPS_PROXY`) to `localhost` and to
+/// `127.0.0.1` at the port given, and a direct connection; one line each.
+const NETWORK_PROBE: &str = r#"
+import os, socket, sys, urllib.parse
+port = int(sys.argv[1])
+proxy = urllib.parse.urlsplit(os.environ.get("HTTPS_PROXY", "http://none:1"))
+def tunnel(host):
+    try:
+        s = socket.create_connection((proxy.hostname, proxy.port), timeout=5)
+        s.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        status = s.recv(4096).split(b"\r\n")[0].decode()
+        if " 200 " not in status:
+            return status
+        s.sendall(b"ping")
+        return "reached " + s.recv(16).decode()
+    except OSError as e:
+        return f"error {e.errno}"
+def direct():
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5)
+        return "reached"
+    except OSError as e:
+        return f"error {e.errno}"
+print("listed", tunnel("localhost"))
+print("unlisted", tunnel("127.0.0.1"))
+print("direct", direct())
+"#;
+
+/// A plugin process with a list of hosts reaches a listed host through the
+/// host's proxy, is refused (403) for a host not in the list, and cannot
+/// connect to anything by itself.
+pub async fn process_reaches_only_the_listed_hosts_through_the_proxy(engine: Engine) {
+    let Some(python) = ["/usr/bin/python3", "/bin/python3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+    else {
+        eprintln!("skipped: no system python3 to run the network probe");
+        return;
+    };
+    let Some(fx) = Processes::install(&engine, "network = [\"localhost\"]\n") else {
+        return;
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for mut stream in listener.incoming().flatten() {
+            let mut ping = [0u8; 4];
+            if stream.read_exact(&mut ping).is_ok() {
+                let _ = stream.write_all(b"pong");
+            }
+        }
+    });
+    let probe = fx.folder.join("probe.py");
+    std::fs::write(&probe, NETWORK_PROBE).unwrap();
+    let results = fx
+        .results(&[sh(format!("{python} {} {port}", probe.display()))])
+        .await;
+    let report = &results[0].0;
+    assert!(
+        report.contains("listed reached pong"),
+        "{}: {report}",
+        engine.name
+    );
+    assert!(
+        report.contains("unlisted HTTP/1.1 403 Forbidden"),
+        "{}: {report}",
+        engine.name
+    );
+    assert!(
+        report.lines().any(|l| l.starts_with("direct error")),
+        "{}: {report}",
+        engine.name
+    );
+}
