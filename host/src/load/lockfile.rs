@@ -366,13 +366,19 @@ fn walk(candidate: &Candidate, each: &mut EachFile<'_>) -> Result<(), String> {
             // A symbolic link is neither hashed nor copied: what it leads to
             // is not the plugin's, and a load that needs it fails.
             let kind = entry.file_type().map_err(|e| e.to_string())?;
+            let relative = path.strip_prefix(base).unwrap_or(&path);
+            let relative = relative.to_string_lossy().replace('\\', "/");
             if kind.is_dir() {
                 stack.push(path);
             } else if kind.is_file() {
-                let relative = path.strip_prefix(base).unwrap_or(&path);
-                let relative = relative.to_string_lossy().replace('\\', "/");
                 entry_seen |= path == candidate.entry;
                 each(&relative, read(&path)?)?;
+            } else if !kind.is_symlink() {
+                // A device node, FIFO or socket: its bytes cannot be
+                // hashed, and a device reaches past every grant.
+                return Err(format!(
+                    "{relative} is a device, FIFO or socket: a locked plugin holds regular files, folders and links only"
+                ));
             }
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! 1. killed when the host ends (`PR_SET_PDEATHSIG`), a subreaper of what
 //!    it starts, the leader of a new session with no controlling terminal
-//!    (`setsid`), and every descriptor above 2 closed at `exec` (only the
+//!    (`setsid`), in its plugin's control group where the host made one
+//!    (`cgroup`), and every descriptor above 2 closed at `exec` (only the
 //!    pipes the host set up on 0, 1 and 2 stay);
 //! 2. the second process of a new PID namespace, whose kernel ends every
 //!    process in it when the first one ends: the forked child unshares the
@@ -32,6 +33,7 @@ use std::io;
 #[repr(u8)]
 pub(super) enum Step {
     Session = 1,
+    Cgroup,
     Descriptors,
     Namespace,
     Capabilities,
@@ -44,6 +46,7 @@ impl Step {
     pub(super) fn layer(self) -> &'static str {
         match self {
             Step::Session => "a new session, killed with the host",
+            Step::Cgroup => "joining the plugin's control group",
             Step::Descriptors => "closing inherited descriptors",
             Step::Namespace => {
                 "a PID namespace (user namespaces are needed where the host is not root)"
@@ -58,6 +61,7 @@ impl Step {
     pub(super) fn from_code(code: i32) -> Option<Step> {
         [
             Step::Session,
+            Step::Cgroup,
             Step::Descriptors,
             Step::Namespace,
             Step::Capabilities,
@@ -82,6 +86,9 @@ pub(super) struct Plan {
     /// A probe exits with [`PROBE_CODE`] plus the failed step, rather than
     /// failing the spawn with an errno alone.
     pub probe: bool,
+    /// The `cgroup.procs` of the plugin's control group, open; empty where
+    /// the host has none.
+    pub cgroup: Vec<std::os::fd::RawFd>,
 }
 
 /// The kernel's layers of a confined process.
@@ -118,6 +125,7 @@ impl Plan {
                 return Err((Step::Session, io::Error::from_raw_os_error(libc::ESRCH)));
             }
             check(libc::setsid()).map_err(at(Step::Session))?;
+            super::cgroup::join(&self.cgroup).map_err(at(Step::Cgroup))?;
             check(libc::syscall(
                 libc::SYS_close_range,
                 3u32,

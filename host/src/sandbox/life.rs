@@ -5,15 +5,16 @@
 //! - `PR_SET_PDEATHSIG` fires when the *thread* that forked a process ends,
 //!   so every plugin process is forked by one spawner thread that never
 //!   ends ([`spawn`]): the process then dies with the host, and only then.
-//! - A confined process is the first of its own PID namespace (`child`):
-//!   the kernel ends everything in the namespace when it ends, whatever
-//!   forked, `setsid`ed or stopped.
-//! - The process is also a child subreaper (`PR_SET_CHILD_SUBREAPER`), for
-//!   an unconfined one: what it starts and abandons is reparented to it
-//!   rather than to init, so the whole tree stays below it while it lives,
-//!   and [`PluginProcess::end`] finds it through `/proc`.
-//! - Ending stops the tree first (`SIGSTOP`, so nothing forks while it is
-//!   gathered), then kills it and the process group.
+//! - A confined process runs in its own PID namespace, seen through its
+//!   keeper (`child`): killing the keeper ends the namespace's init, and
+//!   the kernel then ends everything in the namespace, whatever forked,
+//!   `setsid`ed or stopped. Ending it needs nothing more.
+//! - An unconfined process is a child subreaper (`PR_SET_CHILD_SUBREAPER`):
+//!   what it starts and abandons is reparented to it rather than to init,
+//!   so the whole tree stays below it while it lives, and
+//!   [`PluginProcess::end`] finds it through `/proc`, stops it first
+//!   (`SIGSTOP`, so nothing forks while it is gathered), then kills it and
+//!   the process group.
 
 use super::child::Plan;
 use super::limits::ProcessSlot;
@@ -33,6 +34,8 @@ pub(super) fn spawn(
     command: Command,
     slot: ProcessSlot,
     tmp: Option<tempfile::TempDir>,
+    namespaced: bool,
+    group: Option<std::sync::Arc<super::cgroup::Cgroup>>,
 ) -> io::Result<PluginProcess> {
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {
@@ -59,6 +62,8 @@ pub(super) fn spawn(
     Ok(PluginProcess {
         child,
         pid,
+        namespaced,
+        _group: group,
         _slot: slot,
         _tmp: tmp,
     })
@@ -83,6 +88,10 @@ pub(super) fn prepare(command: &mut Command, mut plan: Plan) {
 pub struct PluginProcess {
     child: Child,
     pid: libc::pid_t,
+    /// In a PID namespace of its own, which ends with its keeper.
+    namespaced: bool,
+    /// Its plugin's control group, kept while it runs.
+    _group: Option<std::sync::Arc<super::cgroup::Cgroup>>,
     _slot: ProcessSlot,
     _tmp: Option<tempfile::TempDir>,
 }
@@ -113,7 +122,9 @@ impl PluginProcess {
     /// killed) and its process group. Returns how it ended, once; `None`
     /// when it was already reaped.
     pub fn end(&mut self) -> Option<ExitStatus> {
-        kill_tree(self.pid);
+        if !self.namespaced {
+            kill_tree(self.pid);
+        }
         // SAFETY: signalling the process group this process leads; the
         // group's id stays ours until the leader is reaped below.
         unsafe { libc::kill(-self.pid, libc::SIGKILL) };

@@ -36,6 +36,7 @@
 //! and life rules above and without the kernel's confinement, and its load
 //! warnings say so.
 
+mod cgroup;
 mod child;
 mod life;
 mod limits;
@@ -43,6 +44,7 @@ mod proxy;
 mod ruleset;
 mod seccomp;
 
+pub use cgroup::{DEFAULT_MEMORY_BYTES as GROUP_MEMORY_BYTES, MAX_TASKS};
 pub use life::PluginProcess;
 pub use limits::{ProcessSlot, PROCESSES_PER_HOST, PROCESSES_PER_PLUGIN};
 pub use proxy::MAX_TUNNELS;
@@ -145,6 +147,13 @@ pub struct ProcessSandbox {
     /// The host's proxy to the listed hosts of a `network` list, held so
     /// that it runs while any clone of the sandbox lives.
     _proxy: Option<std::sync::Arc<proxy::Proxy>>,
+    /// The plugin's control group, made at its first process start (none
+    /// where the host cannot make one), shared by its processes.
+    cgroup: std::sync::Arc<OnceLock<Option<std::sync::Arc<cgroup::Cgroup>>>>,
+    /// The memory its control group allows its processes together.
+    group_memory: u64,
+    /// The plugin's name, for its control group.
+    plugin: String,
     count: limits::PluginCount,
     env: Vec<(String, String)>,
     confinement: Confinement,
@@ -164,15 +173,21 @@ impl ProcessSandbox {
                 own.push(entry);
             }
         }
-        let processes = candidate.manifest.limits.processes;
-        Self::new(
+        let limits = &candidate.manifest.limits;
+        let mut sandbox = Self::new(
             &candidate.name,
             own,
             &candidate.manifest.capabilities,
             grants,
             candidate.dry_run,
-            processes.map_or(PROCESSES_PER_PLUGIN, |n| n as usize),
-        )
+            limits
+                .processes
+                .map_or(PROCESSES_PER_PLUGIN, |n| n as usize),
+        )?;
+        if let Some(mib) = limits.memory_mib {
+            sandbox.group_memory = sandbox.group_memory.max(mib.saturating_mul(4) << 20);
+        }
+        Ok(sandbox)
     }
 
     /// The sandbox of a process the host starts on a package's behalf (npm
@@ -267,6 +282,9 @@ impl ProcessSandbox {
             sockets,
             filters,
             _proxy: proxy,
+            cgroup: std::sync::Arc::default(),
+            group_memory: cgroup::DEFAULT_MEMORY_BYTES,
+            plugin: plugin.to_string(),
             count: limits::PluginCount::new(processes),
             env,
             confinement,
@@ -289,6 +307,9 @@ impl ProcessSandbox {
                 seccomp::filters(SocketPolicy::None).unwrap(),
             )),
             _proxy: None,
+            cgroup: std::sync::Arc::default(),
+            group_memory: cgroup::DEFAULT_MEMORY_BYTES,
+            plugin: "test".into(),
             count: limits::PluginCount::new(PROCESSES_PER_PLUGIN),
             env: BASE_ENV
                 .iter()
@@ -374,13 +395,21 @@ impl ProcessSandbox {
             }
             _ => None,
         };
+        let namespaced = confined.is_some();
+        let group = self
+            .cgroup
+            .get_or_init(|| {
+                cgroup::Cgroup::new(&self.plugin, self.group_memory).map(std::sync::Arc::new)
+            })
+            .clone();
         let plan = child::Plan {
             host: host_pid(),
             confined,
             probe: false,
+            cgroup: group.as_ref().map(|g| g.join_fds()).unwrap_or_default(),
         };
         life::prepare(&mut command, plan);
-        life::spawn(command, slot, Some(scratch))
+        life::spawn(command, slot, Some(scratch), namespaced, group)
     }
 }
 
@@ -420,6 +449,7 @@ fn probe() -> Result<(), String> {
             filters: seccomp::filters(SocketPolicy::None).map_err(cannot)?,
         }),
         probe: true,
+        cgroup: Vec::new(),
     };
     let mut command = Command::new(program);
     command
@@ -431,7 +461,8 @@ fn probe() -> Result<(), String> {
     let slot = limits::PluginCount::new(1)
         .reserve()
         .map_err(|e| cannot(e.to_string()))?;
-    let mut process = life::spawn(command, slot, None).map_err(|e| cannot(e.to_string()))?;
+    let mut process =
+        life::spawn(command, slot, None, true, None).map_err(|e| cannot(e.to_string()))?;
     let status = process.child().wait().map_err(|e| cannot(e.to_string()))?;
     match status.code() {
         Some(0) => Ok(()),

@@ -7,7 +7,9 @@
 //!   refuses the plugin, naming the file, and putting the locked content
 //!   back loads it again;
 //! - the packages a plugin depends on are locked one hash per package
-//!   (`node_modules/NAME/`), and a change inside one is refused naming it.
+//!   (`node_modules/NAME/`), and a change inside one is refused naming it;
+//! - a special file (a FIFO here; a device node as well) cannot be locked,
+//!   and a plugin holding one is refused under the lock, naming it.
 
 use crate::support;
 
@@ -185,4 +187,43 @@ async fn a_dependency_is_locked_as_one_package_and_named_when_it_changes() {
     assert_eq!(plugin.status, Status::Refused, "{plugin}");
     let reason = plugin.reason.unwrap_or_default();
     assert!(reason.contains("node_modules/dep/ changed"), "{reason}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_special_file_in_a_plugin_cannot_be_locked_and_refuses_it_under_the_lock() {
+    let plugins = plugin_dir();
+    write(plugins.path(), "piped/index.ts", &offering("piped_tool"));
+    lock(plugins.path());
+    let fifo = plugins.path().join("piped/kmsg");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+    let candidate = scan(plugins.path())
+        .unwrap()
+        .into_iter()
+        .find_map(|found| match found {
+            Found::Plugin(candidate) if candidate.name == "piped" => Some(candidate),
+            _ => None,
+        })
+        .unwrap();
+    let refused = hash_plugin(&candidate).unwrap_err();
+    assert!(
+        refused.contains("kmsg is a device, FIFO or socket"),
+        "{refused}"
+    );
+    let host = PluginHost::builder(plugins.path())
+        .locked(true)
+        .open()
+        .unwrap();
+    let report = host.report().await;
+    let plugin = reported(&report, "piped");
+    assert_eq!(plugin.status, Status::Refused);
+    assert!(
+        plugin
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("kmsg is a device, FIFO or socket"),
+        "{plugin:?}"
+    );
 }

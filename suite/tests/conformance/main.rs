@@ -152,6 +152,7 @@ conformance! {
         nothing_outlives_the_deadline_or_the_host,
         process_cannot_reach_the_kernel_surface,
         process_reaches_only_the_listed_hosts_through_the_proxy,
+        a_fork_bomb_meets_the_plugin_s_task_limit,
     ],
 }
 

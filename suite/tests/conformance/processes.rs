@@ -476,3 +476,48 @@ pub async fn process_reaches_only_the_listed_hosts_through_the_proxy(engine: Eng
         engine.name
     );
 }
+
+/// Where the host can make control groups, a plugin's processes together
+/// hold at most [`yohost::sandbox::MAX_TASKS`] tasks: a fork bomb in its
+/// process meets that bound (root or not), and the call's end ends them.
+pub async fn a_fork_bomb_meets_the_plugin_s_task_limit(engine: Engine) {
+    let Some(fx) = Processes::install(&engine, "") else {
+        return;
+    };
+    // A length no other row's bomb sleeps: the rows run side by side.
+    let marker = format!(
+        "314.{}{}",
+        std::process::id(),
+        engine.name.len() * 100 + engine.name.as_bytes()[0] as usize
+    );
+    let script = format!(
+        "i=0; while [ $i -lt {} ]; do sleep {marker} >/dev/null 2>&1 & i=$((i+1)); done 2>/dev/null; echo forked",
+        yohost::sandbox::MAX_TASKS + 100
+    );
+    let results = fx.results(&[sh(script)]).await;
+    let running = crate::support::running(&marker);
+    let grouped = running.iter().any(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/cgroup")).is_ok_and(|c| c.contains("yohost-"))
+    });
+    if running.is_empty() {
+        eprintln!("{}: the bomb's processes ended with its call", engine.name);
+    } else if grouped {
+        assert!(
+            running.len() as u64 <= yohost::sandbox::MAX_TASKS,
+            "{}: {} processes ran: {results:?}",
+            engine.name,
+            running.len()
+        );
+    } else {
+        eprintln!(
+            "not applicable here: the host cannot make control groups ({} processes ran)",
+            running.len()
+        );
+    }
+    drop(fx);
+    assert_all_end(
+        &marker,
+        Duration::from_secs(20),
+        "the bomb's processes, once the host was dropped",
+    );
+}
