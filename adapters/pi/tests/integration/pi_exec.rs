@@ -158,3 +158,84 @@ async fn odd_timeouts_never_take_the_host_down() {
         ("ping".into(), "pong, loaded at load".into(), false)
     );
 }
+
+/// A pi extension whose `flood` starts 400 processes at once and reports
+/// how many ran and how the first refusal read.
+const FLOOD: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "flood",
+    description: "start many processes at once",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      const all = await Promise.allSettled(
+        Array.from({ length: 400 }, () => pi.exec("sleep", ["2"], { timeout: 10000 })),
+      );
+      const ran = all.filter((r) => r.status === "fulfilled" && r.value.code === 0).length;
+      const refusal = all.find((r) => r.status === "rejected");
+      const why = refusal && refusal.status === "rejected" ? String(refusal.reason) : "none";
+      return { content: [{ type: "text", text: `${ran} ran; ${why}` }] };
+    },
+  });
+}
+"#;
+
+/// A pi extension whose `quick` runs `echo quick` once.
+const QUICK: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "quick",
+    description: "run one short process",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      const result = await pi.exec("echo", ["quick"]);
+      return { content: [{ type: "text", text: result.stdout.trim() }] };
+    },
+  });
+}
+"#;
+
+/// The threads of this test process.
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_starts_meets_the_plugin_s_limit_and_another_plugin_starts_at_once() {
+    let dir = plugin_dir();
+    for (name, source) in [("flooder", FLOOD), ("other", QUICK)] {
+        write(dir.path(), &format!("{name}/index.ts"), source);
+        write(
+            dir.path(),
+            &format!("{name}/plugin.toml"),
+            "[capabilities]\nexec = true\n",
+        );
+    }
+    let host = open(dir.path());
+    let before = threads();
+    let flood = results(&host, vec![("flood", json!({}))]);
+    let quick = async {
+        // Once the flood has begun.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let most = threads();
+        let (quick, took) = results(&host, vec![("quick", json!({}))]).await;
+        (quick, took, most)
+    };
+    let ((flooded, _), (quick, took, most)) = tokio::join!(flood, quick);
+    let (ran, refused) = flooded[0].1.split_once("; ").unwrap();
+    let ran: usize = ran.trim_end_matches(" ran").parse().unwrap();
+    assert!(
+        ran <= yohost::sandbox::PROCESSES_PER_PLUGIN,
+        "{ran} processes ran at once: {flooded:?}"
+    );
+    assert!(refused.contains("already runs 32 processes"), "{refused}");
+    assert_eq!(quick[0], ("quick".into(), "quick".into(), false));
+    assert!(
+        took < Duration::from_secs(5),
+        "another plugin's start waited {took:?}"
+    );
+    // No thread per refused start: of 400 starts, at most the limit's
+    // worth hold a thread (besides the runtime's and the engines' own).
+    assert!(most < before + 200, "{before} threads grew to {most}");
+}
