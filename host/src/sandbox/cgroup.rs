@@ -103,7 +103,33 @@ impl Cgroup {
                 .ok()?;
             group.procs.push(procs);
         }
-        Some(group)
+        group.can_be_joined().then_some(group)
+    }
+
+    /// Whether a process can join the group: a child forked for the check
+    /// joins it and exits, so that a group the host may make but not fill
+    /// (the rules of a delegated hierarchy) is not used, rather than
+    /// failing every start.
+    fn can_be_joined(&self) -> bool {
+        let fds = self.join_fds();
+        // SAFETY: the child makes system calls only (`write`, `_exit`)
+        // before it exits; the parent waits for it.
+        unsafe {
+            let child = libc::fork();
+            if child == 0 {
+                libc::_exit(if join(&fds).is_ok() { 0 } else { 1 });
+            }
+            if child < 0 {
+                return false;
+            }
+            let mut status = 0;
+            while libc::waitpid(child, &mut status, 0) < 0 {
+                if *libc::__errno_location() != libc::EINTR {
+                    return false;
+                }
+            }
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
     }
 
     /// The descriptors the forked child writes `0` to, to join the group.
