@@ -68,9 +68,11 @@ pub struct PluginEntry {
     pub name: *const u8,
     /// Length of `name`.
     pub name_len: usize,
-    /// Bit `1 << i` is set when the plugin implements `Hook::ALL[i]`.
+    /// Bit `1 << hook.abi_number()` is set for each hook the plugin
+    /// implements ([`Hook::abi_number`](crate::Hook::abi_number)); a host
+    /// ignores the bits of hooks it does not know.
     pub hooks: u32,
-    /// Run one hook. `hook` indexes `Hook::ALL`; `input` is the MessagePack
+    /// Run one hook. `hook` is its ABI number ([`Hook::abi_number`](crate::Hook::abi_number)); `input` is the MessagePack
     /// argument; the reply (or error message) is written to `out`.
     pub call: unsafe extern "C" fn(
         host: *const HostApi,

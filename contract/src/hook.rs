@@ -4,30 +4,50 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The hooks of the contract.
+///
+/// Each has a stable number in the dylib ABI, its discriminant
+/// ([`Hook::abi_number`]): a number once given is never changed or reused,
+/// and a new hook takes the next free one, so that a dylib built against an
+/// older contract keeps meaning the same hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[repr(u32)]
 pub enum Hook {
     /// Tools to offer for a run.
-    Tools,
+    Tools = 0,
     /// Run one of the plugin's tools.
-    CallTool,
+    CallTool = 1,
     /// Judge a tool call: allow, deny or rewrite.
-    BeforeTool,
+    BeforeTool = 2,
     /// Filter a tool call's output.
-    AfterTool,
+    AfterTool = 3,
     /// Add a note before a model request, or stop the run.
-    BeforeModel,
+    BeforeModel = 4,
     /// Judge a prompted run's input.
-    OnInput,
+    OnInput = 5,
     /// Verify the model's final answer.
-    OnStop,
+    OnStop = 6,
     /// Observe an event.
-    OnEvent,
+    OnEvent = 7,
     /// The run ended.
-    Finish,
+    Finish = 8,
 }
 
 impl Hook {
+    /// The hook's number in the dylib ABI: its bit (`1 << n`) in
+    /// [`PluginEntry::hooks`](crate::abi::PluginEntry::hooks) and the `hook`
+    /// argument of [`PluginEntry::call`](crate::abi::PluginEntry::call).
+    /// Stable across contract versions.
+    pub const fn abi_number(self) -> u32 {
+        self as u32
+    }
+
+    /// The hook of the dylib ABI number `n`, if this contract has it (a
+    /// newer plugin may name a hook an older host does not know).
+    pub fn from_abi_number(n: u32) -> Option<Hook> {
+        Hook::ALL.into_iter().find(|hook| hook.abi_number() == n)
+    }
+
     /// Every hook, in contract order.
     pub const ALL: [Hook; 9] = [
         Hook::Tools,
@@ -93,5 +113,27 @@ mod tests {
             assert_eq!(Hook::from_name(hook.as_str()), Some(hook));
         }
         assert_eq!(Hook::from_name("before_everything"), None);
+    }
+
+    /// Changing a number here changes what every built dylib means: a new
+    /// hook takes the next number, and these stay.
+    #[test]
+    fn abi_numbers_are_the_ones_released() {
+        let released = [
+            (Hook::Tools, 0),
+            (Hook::CallTool, 1),
+            (Hook::BeforeTool, 2),
+            (Hook::AfterTool, 3),
+            (Hook::BeforeModel, 4),
+            (Hook::OnInput, 5),
+            (Hook::OnStop, 6),
+            (Hook::OnEvent, 7),
+            (Hook::Finish, 8),
+        ];
+        for (hook, number) in released {
+            assert_eq!(hook.abi_number(), number, "{hook:?}");
+            assert_eq!(Hook::from_abi_number(number), Some(hook));
+        }
+        assert_eq!(Hook::from_abi_number(31), None);
     }
 }

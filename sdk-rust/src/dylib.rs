@@ -33,9 +33,8 @@ pub unsafe extern "C" fn call<P: Plugin>(
 ) -> i32 {
     let outcome = std::panic::catch_unwind(|| {
         let _current = crate::log::CurrentHost::enter(host);
-        let hook = *Hook::ALL
-            .get(hook as usize)
-            .ok_or_else(|| format!("unknown hook number {hook}"))?;
+        let hook =
+            Hook::from_abi_number(hook).ok_or_else(|| format!("unknown hook number {hook}"))?;
         // SAFETY: the host owns `input` for the duration of this call.
         let input = unsafe { std::slice::from_raw_parts(input, input_len) };
         let mut args = rmp_serde::Deserializer::from_read_ref(input);
@@ -115,10 +114,7 @@ mod tests {
         };
         let input = rmp_serde::to_vec_named(&args).unwrap();
         let mut out = Buffer::EMPTY;
-        let hook = Hook::ALL
-            .iter()
-            .position(|h| *h == Hook::BeforeTool)
-            .unwrap() as u32;
+        let hook = Hook::BeforeTool.abi_number();
         // SAFETY: every pointer is valid for the call.
         let status = unsafe { call::<Denier>(&host, hook, input.as_ptr(), input.len(), &mut out) };
         // The host copies the bytes out, then hands the buffer back once.

@@ -171,19 +171,13 @@ impl Hooks {
         self.0
     }
 
-    /// The bitmask that crosses the dylib boundary (bit `i` for
-    /// `Hook::ALL[i]`).
+    /// The bitmask that crosses the dylib boundary: bit
+    /// `hook.abi_number()` for each hook.
     pub const fn mask(self) -> u32 {
         let mut mask = 0u32;
         let mut i = 0;
         while i < self.0.len() {
-            let mut j = 0;
-            while j < Hook::ALL.len() {
-                if Hook::ALL[j] as u32 == self.0[i] as u32 {
-                    mask |= 1 << j;
-                }
-                j += 1;
-            }
+            mask |= 1 << self.0[i].abi_number();
             i += 1;
         }
         mask

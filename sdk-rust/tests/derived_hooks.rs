@@ -47,7 +47,7 @@ impl yohost_sdk::Plugin for Several {
 }
 
 fn bit(hook: Hook) -> u32 {
-    1 << Hook::ALL.iter().position(|h| *h == hook).unwrap()
+    1 << hook.abi_number()
 }
 
 #[test]

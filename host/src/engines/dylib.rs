@@ -73,11 +73,10 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     let table: &'static PluginEntry = unsafe { &*entry };
     let name = unsafe { std::slice::from_raw_parts(table.name, table.name_len) };
     let name = String::from_utf8_lossy(name).into_owned();
-    let hooks: BTreeSet<Hook> = Hook::ALL
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| table.hooks & (1 << i) != 0)
-        .map(|(_, h)| *h)
+    // By stable number: a bit this host has no hook for is left alone.
+    let hooks: BTreeSet<Hook> = (0..u32::BITS)
+        .filter(|n| table.hooks & (1 << n) != 0)
+        .filter_map(Hook::from_abi_number)
         .collect();
     // Log lines carry the name the host gives the plugin (the registry's
     // rule: a manifest's name wins over the library's own).
@@ -298,7 +297,7 @@ struct Answer {
 fn call_native(
     table: &'static PluginEntry,
     target: &LogTarget<'_>,
-    hook_index: u32,
+    hook_number: u32,
     input: &[u8],
 ) -> Answer {
     let host = HostApi {
@@ -308,7 +307,7 @@ fn call_native(
     let mut out = Buffer::EMPTY;
     // SAFETY: `host`, `input` and `out` are valid for the whole call, as the
     // ABI requires.
-    let status = unsafe { (table.call)(&host, hook_index, input.as_ptr(), input.len(), &mut out) };
+    let status = unsafe { (table.call)(&host, hook_number, input.as_ptr(), input.len(), &mut out) };
     let bytes = if out.ptr.is_null() {
         Vec::new()
     } else {
@@ -341,10 +340,7 @@ fn read_answer(call: &HookCall, answer: Answer) -> Result<Value, CallError> {
 impl PluginRun for DylibRun {
     async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
         let input = encode_msgpack_args(&call)?;
-        let hook_index = Hook::ALL
-            .iter()
-            .position(|h| *h == call.hook())
-            .unwrap_or(0) as u32;
+        let hook_number = call.hook().abi_number();
         let table = self.table;
         let library = Arc::clone(&self.library);
         let name = Arc::clone(&self.name);
@@ -357,7 +353,7 @@ impl PluginRun for DylibRun {
                     run_id: &run_id,
                     plugin: &name,
                 };
-                call_native(table, &target, hook_index, &input)
+                call_native(table, &target, hook_number, &input)
             })
             .await
             .map_err(|e| CallError::Crashed(e.to_string()))?;

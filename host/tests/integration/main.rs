@@ -18,6 +18,7 @@ mod decoding_properties;
 mod discovery_hostile;
 #[cfg(feature = "dylib")]
 mod dylib_plugins;
+mod hook_lists;
 #[cfg(feature = "js")]
 mod js_error_positions;
 #[cfg(feature = "js")]
