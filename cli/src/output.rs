@@ -436,6 +436,7 @@ impl Extension for EventPrinter {
             held: self.held.clone(),
             run_id: run.run_id.to_string(),
             last_error: Arc::clone(&self.last_error),
+            asked: Mutex::default(),
         }))
     }
 }
@@ -445,6 +446,31 @@ struct PrintHooks {
     held: Held,
     run_id: String,
     last_error: Arc<Mutex<Option<String>>>,
+    /// The arguments the model gave each tool call, by call id: a call's
+    /// `->` line shows them, and a rewrite's line then shows what ran.
+    asked: Mutex<BTreeMap<String, serde_json::Value>>,
+}
+
+impl PrintHooks {
+    /// Remember the model's own arguments of the calls in `event`, or take
+    /// back those of the call that starts: the line to print for it.
+    fn asked_args(&self, event: &AgentEvent) -> Option<serde_json::Value> {
+        let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            AgentEvent::MessageEnd {
+                message: AgentMessage::Llm(Message::Assistant { content, .. }),
+            } => {
+                for block in content {
+                    if let Content::ToolCall { id, arguments, .. } = block {
+                        asked.insert(id.clone(), arguments.clone());
+                    }
+                }
+                None
+            }
+            AgentEvent::ToolExecutionStart { tool_call_id, .. } => asked.remove(tool_call_id),
+            _ => None,
+        }
+    }
 }
 
 impl RunHooks for PrintHooks {
@@ -462,7 +488,8 @@ impl RunHooks for PrintHooks {
             }
             Some(value.to_string())
         } else {
-            human(event, &self.run_id)
+            let asked = self.asked_args(event);
+            human(event, &self.run_id, asked.as_ref())
         };
         // What the hooks wrote before the run ended comes before its end;
         // what they wrote about a call, after the call's lines.
@@ -543,7 +570,9 @@ fn clip(text: &str) -> String {
     }
 }
 
-fn human(event: &AgentEvent, run_id: &str) -> Option<String> {
+/// The line `event` prints, if any; a tool call's shows the arguments the
+/// model `asked` for, when known (a policy may have rewritten them since).
+fn human(event: &AgentEvent, run_id: &str, asked: Option<&serde_json::Value>) -> Option<String> {
     Some(match event {
         AgentEvent::AgentStart => format!("run {run_id} started"),
         AgentEvent::MessageEnd {
@@ -558,6 +587,7 @@ fn human(event: &AgentEvent, run_id: &str) -> Option<String> {
         AgentEvent::ToolExecutionStart {
             tool_name, args, ..
         } => {
+            let args = asked.unwrap_or(args);
             format!("-> {} {}", escaped(tool_name), clip(&args.to_string()))
         }
         AgentEvent::ToolExecutionEnd {

@@ -351,7 +351,8 @@ fn run_names_the_plugin_of_each_decision_after_the_call_it_concerns() {
     assert_eq!(at("  [guard warn run "), rm + 1, "{stdout}");
     assert_eq!(at("  guard denied bash: no removals"), rm + 2, "{stdout}");
     assert_eq!(at("<- bash [error] Tool call denied: no removals"), rm + 3);
-    let push = at(r#"-> bash {"command":"echo git push --force-with-lease origin"}"#);
+    // The call as the model made it, then the rewrite and what ran.
+    let push = at(r#"-> bash {"command":"echo git push --force origin"}"#);
     assert_eq!(
         at(r#"  guard rewrote bash to {"command":"echo git push --force-with-lease origin"}"#),
         push + 1,
