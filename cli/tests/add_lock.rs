@@ -668,3 +668,24 @@ fn npm_installs_from_the_registry_in_the_sandbox_whatever_the_package_s_npmrc_sa
     assert!(!plugins.join("with-ms/.npmrc").exists());
     assert!(!cache.exists(), "the package's .npmrc moved npm's cache");
 }
+
+#[test]
+fn remove_takes_a_locked_single_file_plugin_and_its_lock_entry() {
+    let plugins = plugin_dir();
+    let dir = plugins.path().to_str().unwrap();
+    write(plugins.path(), "guard.ts", POLICY);
+    write(plugins.path(), "kept.ts", POLICY);
+    let (code, _, stderr) = yohost(&["lock", dir], plugins.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stdout, stderr) = yohost(&["remove", "guard", "--from", dir], plugins.path());
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(!plugins.path().join("guard.ts").exists());
+    assert!(plugins.path().join("kept.ts").exists());
+    let lock = std::fs::read_to_string(plugins.path().join("yohost.lock")).unwrap();
+    assert!(!lock.contains("name = \"guard\""), "{lock}");
+    let (code, doc) = checked_json(plugins.path(), true);
+    assert_eq!(code, Some(0), "{doc}");
+    let (code, _, stderr) = yohost(&["remove", "guard", "--from", dir], plugins.path());
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("has no plugin `guard`"), "{stderr}");
+}

@@ -119,21 +119,39 @@ pub async fn add(args: AddArgs) -> Result<ExitCode, String> {
     check_line(&args.to, &name).await
 }
 
-/// Remove the plugin `args.name` and its lock entry.
+/// Remove the plugin `args.name` and its lock entry: its folder, or its
+/// file for a single-file plugin, found by the name the host gives it.
 pub fn remove(args: RemoveArgs) -> Result<ExitCode, String> {
     if args.name.is_empty() || args.name.starts_with('.') || args.name.contains(['/', '\\']) {
         return Err(format!("`{}` is not a plugin's name", escaped(&args.name)));
     }
-    let target = args.from.join(&args.name);
-    if !target.is_dir() {
-        return Err(format!(
-            "{} has no plugin folder `{}`",
-            args.from.display(),
-            escaped(&args.name)
-        ));
-    }
-    std::fs::remove_dir_all(&target)
+    let found = yohost::discovery::scan(&args.from)
+        .map_err(|e| format!("cannot read {}: {e}", args.from.display()))?;
+    let root = found.into_iter().find_map(|found| match found {
+        yohost::discovery::Found::Plugin(candidate) if candidate.name == args.name => {
+            Some(candidate.root)
+        }
+        _ => None,
+    });
+    // A folder named so is removed even when it no longer loads as a plugin.
+    let target = root
+        .filter(|root| root.parent() == Some(args.from.as_path()))
+        .or_else(|| Some(args.from.join(&args.name)).filter(|folder| folder.is_dir()))
+        .ok_or_else(|| {
+            format!(
+                "{} has no plugin `{}`",
+                args.from.display(),
+                escaped(&args.name)
+            )
+        })?;
+    let kind = std::fs::symlink_metadata(&target)
         .map_err(|e| format!("cannot remove {}: {e}", target.display()))?;
+    let removed = if kind.is_dir() {
+        std::fs::remove_dir_all(&target)
+    } else {
+        std::fs::remove_file(&target)
+    };
+    removed.map_err(|e| format!("cannot remove {}: {e}", target.display()))?;
     crate::lock::forget(&args.from, &args.name)?;
     println!("removed {} from {}", args.name, args.from.display());
     Ok(ExitCode::SUCCESS)
