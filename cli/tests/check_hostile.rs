@@ -120,3 +120,41 @@ export default definePlugin({{
         }
     }
 }
+
+#[test]
+fn a_folder_named_in_yohostignore_is_not_a_plugin() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "guard.ts",
+        "export default { before_tool() { return null; } };\n",
+    );
+    write(dir.path(), "shared/strings.ts", "export const x = 1;\n");
+    write(dir.path(), "notes/todo.json", "{}");
+    let check = |dir: &Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_yohost"))
+            .args(["check", "--json"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<String> = doc["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect();
+        (out.status.code(), names)
+    };
+    let (code, names) = check(dir.path());
+    assert_eq!(code, Some(1), "a helper folder is refused: {names:?}");
+    assert_eq!(names, ["guard", "notes", "shared"]);
+    write(
+        dir.path(),
+        ".yohostignore",
+        "# helpers, not plugins\nshared/\nnotes  # kept by hand\n",
+    );
+    let (code, names) = check(dir.path());
+    assert_eq!(code, Some(0), "{names:?}");
+    assert_eq!(names, ["guard"]);
+}

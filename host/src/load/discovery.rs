@@ -132,12 +132,36 @@ impl Found {
     }
 }
 
-/// Every entry of `dir`, sorted by file name.
-pub fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+/// The file in a plugin directory that names entries that are not plugins
+/// (a helper folder, notes), one name a line; `#` starts a comment.
+pub const IGNORE_FILE: &str = ".yohostignore";
+
+/// The entries of `dir` that may be plugins: not passed over by their
+/// names (dot files, `node_modules`, notes) and not named in its
+/// [`IGNORE_FILE`].
+fn entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let ignored: Vec<String> = read_text(&dir.join(IGNORE_FILE), 64 << 10)
+        .map(|text| {
+            text.lines()
+                .map(|line| line.split('#').next().unwrap_or("").trim())
+                .map(|name| name.trim_end_matches('/').to_string())
+                .filter(|name| !name.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| !passed_over(p))
-        .collect();
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            !ignored.iter().any(|ignored| *ignored == name)
+        })
+        .collect())
+}
+
+/// Every entry of `dir`, sorted by file name.
+pub fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {
+    let mut entries = entries(dir)?;
     entries.sort();
     Ok(entries
         .into_iter()
@@ -273,12 +297,8 @@ fn mcp_candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
 
 /// The folders of `dir` that may be plugins, sorted by name.
 pub fn scan_folders(dir: &Path) -> Vec<PathBuf> {
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| !passed_over(p) && p.is_dir())
-                .collect()
-        })
+    let mut folders: Vec<PathBuf> = entries(dir)
+        .map(|entries| entries.into_iter().filter(|p| p.is_dir()).collect())
         .unwrap_or_default();
     folders.sort();
     folders
@@ -287,14 +307,11 @@ pub fn scan_folders(dir: &Path) -> Vec<PathBuf> {
 /// A quick summary of the directory's top level, to notice a change
 /// without a watcher's help.
 pub fn top_level_fingerprint(dir: &Path) -> Fingerprint {
-    let mut out: Fingerprint = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| !passed_over(p))
-                .map(|p| stat(&p))
-                .collect()
-        })
+    let mut out: Fingerprint = entries(dir)
+        .map(|entries| entries.iter().map(|p| stat(p)).collect())
         .unwrap_or_default();
+    // A change to what is ignored is a change to the directory.
+    out.push(stat(&dir.join(IGNORE_FILE)));
     out.sort();
     out
 }
