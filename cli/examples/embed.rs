@@ -72,17 +72,19 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .init();
 
     // 2. The plugins: loaded now, watched for changes; each run snapshots
-    //    them. Every adapter is registered, so pi extensions (embedded and on
-    //    Node), DSH tool plugins and rutis-agent tool libraries load too; a
-    //    plugin whose ecosystem no registered adapter serves is refused,
-    //    naming the adapter crate. Keep `host` alive as long as the agent
-    //    runs: dropping it stops watching the directory.
+    //    them. Every adapter is registered, so pi extensions and DSH tool
+    //    plugins (embedded and on Node), rutis-agent tool libraries and MCP
+    //    servers load too; a plugin whose ecosystem no registered adapter
+    //    serves is refused, naming the adapter crate. Keep `host` alive as
+    //    long as the agent runs: dropping it stops watching the directory.
     let dir = std::env::args().nth(1).unwrap_or_else(|| "examples".into());
     let host = yohost::PluginHost::builder(&dir)
         .adapter(yohost_adapter_pi::adapter())
         .adapter(yohost_adapter_pi::node_adapter())
         .adapter(yohost_adapter_dsh::adapter())
+        .adapter(yohost_adapter_dsh::node_adapter())
         .adapter(yohost_adapter_rutis_agent::adapter())
+        .adapter(yohost_adapter_mcp::adapter())
         .open()?;
     for plugin in host.report().await {
         println!("{plugin}");
