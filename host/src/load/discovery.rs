@@ -348,6 +348,25 @@ fn passed_over(path: &Path) -> bool {
         || name.ends_with(".d.ts")
 }
 
+/// What to do about a missing `entry` that cargo builds (under a
+/// `target/` folder): build it, and where cargo puts it instead when
+/// `CARGO_TARGET_DIR` moves its output.
+fn build_hint(entry: &Path) -> String {
+    let built = entry.components().any(|c| c.as_os_str() == "target");
+    if !built {
+        return String::new();
+    }
+    let moved = std::env::var_os("CARGO_TARGET_DIR")
+        .map(|dir| {
+            format!(
+                "; CARGO_TARGET_DIR is set, so cargo builds into {} instead: point `entry` there",
+                Path::new(&dir).display()
+            )
+        })
+        .unwrap_or_default();
+    format!(": build the plugin first (`cargo build` in its folder){moved}")
+}
+
 /// The engine for a file, by its extension.
 pub fn engine_for(path: &Path) -> Option<EngineKind> {
     match path.extension()?.to_str()? {
@@ -440,7 +459,11 @@ fn inspect_folder(dir: &Path, folder_name: &str) -> Result<Candidate, LoadError>
                 Err(_) => {
                     return Err(LoadError::Invalid {
                         path: manifest_path,
-                        message: format!("`entry` names {}, which does not exist", entry.display()),
+                        message: format!(
+                            "`entry` names {}, which does not exist{}",
+                            entry.display(),
+                            build_hint(&entry)
+                        ),
                     })
                 }
             }
@@ -684,6 +707,16 @@ pub fn detect_ecosystem_in(source: &str) -> Ecosystem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_entry_under_target_says_to_build_it() {
+        let hint = build_hint(Path::new("/p/guard/target/debug/libguard.so"));
+        assert!(hint.starts_with(": build the plugin first"), "{hint}");
+        if std::env::var_os("CARGO_TARGET_DIR").is_some() {
+            assert!(hint.contains("CARGO_TARGET_DIR is set"), "{hint}");
+        }
+        assert_eq!(build_hint(Path::new("/p/guard/policy.ts")), "");
+    }
 
     #[test]
     fn a_single_files_own_paths_are_the_file_and_the_directorys_packages() {
