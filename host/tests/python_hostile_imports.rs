@@ -168,7 +168,7 @@ fn a_plugin_holding_the_interpreter_at_import_leaves_the_other_engines_serving()
             let started = Instant::now();
             host.reload();
             let _ = host.snapshot();
-            assert!(started.elapsed() < Duration::from_millis(500));
+            assert!(started.elapsed() < Duration::from_secs(2));
             let later = refusal(&host, "e_before");
             assert!(later.contains("plugin 'b_holder'"), "{later}");
 
@@ -227,7 +227,7 @@ fn python_plugins_serve_again_once_the_interpreter_is_let_go() {
             tokio::time::sleep(Duration::from_millis(1500)).await;
             let started = Instant::now();
             let results = echo().await;
-            assert!(started.elapsed() < Duration::from_millis(500));
+            assert!(started.elapsed() < Duration::from_secs(2));
             assert!(
                 results[0].2 && results[0].1.contains("plugin 'a_before'"),
                 "{results:?}"

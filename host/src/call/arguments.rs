@@ -438,7 +438,9 @@ mod tests {
             call.contains("Validation failed for tool \"fanout\""),
             "{call}"
         );
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // The budget is steps, asserted above; the clock only catches a
+        // blow-up, generously, so a busy machine does not fail it.
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
         // A few levels are fine.
         assert!(ArgumentCheck::new("small", &fan_out(5)).refusal().is_none());
     }
@@ -489,7 +491,9 @@ mod tests {
         let started = std::time::Instant::now();
         let why = check.check(&args).unwrap_err();
         assert!(why.contains("would take over 1000000 steps"), "{why}");
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // The step budget is the guarantee; the clock only catches a
+        // blow-up, generously.
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
         assert_eq!(check.check(&json!({"a": {"a": {}}})), Ok(()));
     }
 

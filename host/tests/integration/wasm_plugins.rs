@@ -173,7 +173,7 @@ async fn an_infinite_loop_is_interrupted_at_its_deadline_and_the_next_run_is_ser
     let started = Instant::now();
     let results = echo_all(&host, &["spin", "fine"]).await;
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(10),
         "took {:?}",
         started.elapsed()
     );
