@@ -29,6 +29,7 @@
 //! walked without following symlinks.
 
 use crate::load::error::LoadError;
+use crate::load::grants::data_folders;
 use crate::load::manifest::{check_name, EngineChoice, Manifest, NameError, MANIFEST_FILE};
 pub use crate::load::pi_package::{depends_on_pi, pi_extensions};
 use crate::load::source::{kind_of, read_text, ReadError};
@@ -246,7 +247,8 @@ fn mcp_candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
     }
     let mut fingerprint = Vec::new();
     if root.is_dir() {
-        collect_files(root, &mut fingerprint, 0);
+        let data = data_folders(root, &manifest.capabilities);
+        collect_files(root, &mut fingerprint, 0, &data);
     } else {
         fingerprint.push(stat(root));
     }
@@ -473,7 +475,12 @@ fn inspect_folder(dir: &Path, folder_name: &str) -> Result<Candidate, LoadError>
     };
     let engine = engine_for(&entry).ok_or_else(|| LoadError::UnknownFile(entry.clone()))?;
     let mut fingerprint = Vec::new();
-    collect_files(dir, &mut fingerprint, 0);
+    collect_files(
+        dir,
+        &mut fingerprint,
+        0,
+        &data_folders(dir, &manifest.capabilities),
+    );
     if !entry.starts_with(dir) {
         // An entry outside the folder (a build artifact) is part of it too.
         fingerprint.push(stat(&entry));
@@ -612,10 +619,11 @@ fn package_main(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
     (inside && main.is_file() && engine_for(&main) == Some(EngineKind::Js)).then_some(main)
 }
 
-/// The files under `dir`, eight folders deep at most. Symlinks are recorded
-/// as what they point to, but a symlinked folder is not walked, so links
-/// cannot make the walk loop or fan out.
-fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {
+/// The files under `dir`, eight folders deep at most, outside its `data`
+/// folders (what the plugin writes there is not a change to the plugin).
+/// Symlinks are recorded as what they point to, but a symlinked folder is
+/// not walked, so links cannot make the walk loop or fan out.
+fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize, data: &[PathBuf]) {
     if depth > 8 {
         return;
     }
@@ -634,7 +642,8 @@ fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize) {
             continue;
         }
         match entry.file_type() {
-            Ok(kind) if kind.is_dir() => collect_files(&path, out, depth + 1),
+            Ok(kind) if kind.is_dir() && data.contains(&path) => {}
+            Ok(kind) if kind.is_dir() => collect_files(&path, out, depth + 1, data),
             _ => out.push(stat(&path)),
         }
     }

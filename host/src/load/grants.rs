@@ -663,6 +663,19 @@ fn nonempty(relative: &Path) -> &Path {
     }
 }
 
+/// The folders `capabilities` grants for reading or writing, made absolute
+/// against the plugin's folder `base`: its data, not its code. The lock does
+/// not hash what is in them, and a change in them does not reload the
+/// plugin.
+pub fn data_folders(base: &Path, capabilities: &Capabilities) -> Vec<PathBuf> {
+    capabilities
+        .read
+        .iter()
+        .chain(&capabilities.write)
+        .map(|p| lexical(&base.join(p)))
+        .collect()
+}
+
 /// `path` without `.` components and with each `..` taken back where it
 /// can be, on its text (it need not exist): `..` at the root stays at the
 /// root, and the leading `..` of a relative path are kept (`../plugins`

@@ -336,14 +336,7 @@ fn walk(candidate: &Candidate, each: &mut EachFile<'_>) -> Result<(), String> {
         return each(&name, read(&candidate.root)?);
     }
     let base = &candidate.root;
-    let data: Vec<PathBuf> = candidate
-        .manifest
-        .capabilities
-        .read
-        .iter()
-        .chain(&candidate.manifest.capabilities.write)
-        .map(|p| crate::load::grants::lexical(&base.join(p)))
-        .collect();
+    let data = crate::load::grants::data_folders(base, &candidate.manifest.capabilities);
     let mut entry_seen = false;
     let mut stack = vec![base.clone()];
     while let Some(folder) = stack.pop() {

@@ -227,3 +227,40 @@ async fn a_special_file_in_a_plugin_cannot_be_locked_and_refuses_it_under_the_lo
         "{plugin:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_plugin_writes_in_its_data_folder_neither_reloads_it_nor_breaks_its_lock() {
+    let plugins = plugin_dir();
+    write(plugins.path(), "keeper/index.ts", &offering("keeper_tool"));
+    write(
+        plugins.path(),
+        "keeper/plugin.toml",
+        "[capabilities]\nwrite = [\"state\"]\n",
+    );
+    write(plugins.path(), "keeper/state/count", "1");
+    lock(plugins.path());
+    let host = PluginHost::builder(plugins.path())
+        .locked(true)
+        .open()
+        .unwrap();
+    let before = host.plugins();
+    assert_eq!(before.len(), 1, "{:?}", host.refused());
+    // The plugin writes its data, as it would during a run.
+    write(plugins.path(), "keeper/state/count", "2");
+    write(plugins.path(), "keeper/state/more/log", "x");
+    host.reload();
+    let after = host.plugins();
+    assert!(
+        std::sync::Arc::ptr_eq(&before[0], &after[0]),
+        "the plugin was loaded again for a change in its data"
+    );
+    // A change to its code is a change: under the lock, a refusal.
+    write(
+        plugins.path(),
+        "keeper/index.ts",
+        &offering("keeper_tool_2"),
+    );
+    host.reload();
+    let report = host.report().await;
+    assert_eq!(reported(&report, "keeper").status, Status::Refused);
+}
