@@ -158,3 +158,48 @@ fn a_folder_named_in_yohostignore_is_not_a_plugin() {
     assert_eq!(code, Some(0), "{names:?}");
     assert_eq!(names, ["guard"]);
 }
+
+#[test]
+fn a_typo_in_a_manifest_keeps_its_mode_and_names_the_key_meant() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "guard.ts",
+        "export default { before_tool() { return null; } };\n",
+    );
+    write(
+        dir.path(),
+        "typo/index.ts",
+        "export default { before_tool() { return null; } };\n",
+    );
+    write(dir.path(), "typo/plugin.toml", "entyr = \"index.ts\"\n");
+    let doc = check_json(dir.path());
+    let typo = checked(&doc, "typo");
+    assert_eq!(typo["status"], "refused", "{typo}");
+    assert_eq!(
+        typo["mode"], "advisory",
+        "its manifest asks for no mode: {typo}"
+    );
+    assert!(
+        typo["reason"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `entry`?"),
+        "{typo}"
+    );
+    // An advisory refusal does not fail the run.
+    let work = plugin_dir();
+    write(work.path(), "script.json", r#"[{"text": "done"}]"#);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yohost"))
+        .args(["run"])
+        .arg(dir.path())
+        .args(["--prompt", "go", "--script", "script.json"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -46,7 +46,7 @@
 //! | `after_tool` | the output is withheld and replaced by an error; a required plugin also fails the run |
 //! | `call_tool` | the tool call ends in an error; a required plugin also fails the run |
 //! | any other hook | an advisory plugin's hook is skipped; a required plugin's failure fails the run |
-//! | (refused at load) | a required plugin (or one whose `plugin.toml` cannot be read or parsed) fails every run; an advisory one is logged at the start of every run |
+//! | (refused at load) | a required plugin (a `plugin.toml` that does not parse keeps the mode it writes; one that is not TOML counts as required) fails every run; an advisory one is logged at the start of every run |
 //!
 //! - What the model (and a failed run's message) reads is a fixed text that
 //!   names the plugin, the kind of failure and the hook, such as

@@ -529,7 +529,7 @@ fn nesting_depth(text: &str) -> usize {
 /// C`) and the whole message (`unknown variant `requird`, expected
 /// `advisory` or `required``), without the excerpt of the file.
 fn one_line(text: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim().replace('\n', " ");
+    let message = did_you_mean(error.message().trim().replace('\n', " "));
     match error.span() {
         Some(span) => {
             let before = &text[..span.start.min(text.len())];
@@ -541,9 +541,65 @@ fn one_line(text: &str, error: &toml::de::Error) -> String {
     }
 }
 
+/// `message` with the known key closest to the unknown one it names, if
+/// one is close (`unknown field \`entyr\`, expected one of \`name\`, …`).
+fn did_you_mean(message: String) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message;
+    };
+    let Some((unknown, expected)) = rest.split_once('`') else {
+        return message;
+    };
+    let known = expected.split('`').skip(1).step_by(2);
+    match crate::model::names::closest(unknown, known) {
+        Some(meant) => format!("{message}; did you mean `{meant}`?"),
+        None => message,
+    }
+}
+
+/// The mode a plugin's manifest `text` asks for, even when it does not
+/// parse as a manifest: its `mode` key when the text is TOML (advisory
+/// without one), and required when it is not TOML at all or names no mode
+/// the host knows (it may be a required policy's: fail closed).
+pub fn intended_mode(text: &str) -> Mode {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Mode::Required;
+    };
+    match table.get("mode").and_then(toml::Value::as_str) {
+        None if !table.contains_key("mode") => Mode::Advisory,
+        Some("advisory") => Mode::Advisory,
+        _ => Mode::Required,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_key_names_the_key_meant() {
+        let refused = Manifest::parse("entyr = \"x.ts\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("did you mean `entry`?"), "{refused}");
+        let refused = Manifest::parse("zzzzzz = 1\n").unwrap_err().to_string();
+        assert!(!refused.contains("did you mean"), "{refused}");
+    }
+
+    #[test]
+    fn a_manifest_that_does_not_parse_keeps_the_mode_it_asks_for() {
+        assert_eq!(intended_mode("entyr = \"x.ts\"\n"), Mode::Advisory);
+        assert_eq!(
+            intended_mode("mode = \"advisory\"\nentyr = 1\n"),
+            Mode::Advisory
+        );
+        assert_eq!(
+            intended_mode("mode = \"required\"\nentyr = 1\n"),
+            Mode::Required
+        );
+        assert_eq!(intended_mode("mode = \"requird\"\n"), Mode::Required);
+        assert_eq!(intended_mode("entry = [broken"), Mode::Required);
+    }
 
     #[test]
     fn absent_fields_take_their_documented_defaults() {

@@ -22,7 +22,9 @@ use crate::load::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint
 use crate::load::error::{HostError, LoadError};
 use crate::load::loaded::LoadedPlugin;
 use crate::load::lockfile::{snapshot, FromCopy, Lockfile};
-use crate::load::manifest::{check_name, Manifest, MANIFEST_FILE};
+use crate::load::manifest::{check_name, intended_mode, Manifest, MANIFEST_FILE};
+use crate::load::source::read_text;
+use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::sync::{lock, read, write};
 use crate::model::EngineKind;
 use crate::model::{Ecosystem, Mode};
@@ -314,12 +316,17 @@ impl Registry {
 
 /// The mode of an entry refused before it became a candidate: a lone file
 /// has no manifest (advisory); a folder has its manifest's mode, advisory
-/// without one, and required when `plugin.toml` cannot be read or parsed.
+/// without one; a manifest that does not parse has the mode it asks for
+/// ([`intended_mode`]), and one that cannot be read is required.
 fn mode_on_disk(entry: &Path) -> Mode {
     if !entry.is_dir() {
         return Mode::Advisory;
     }
-    Manifest::read(&entry.join(MANIFEST_FILE)).map_or(Mode::Required, |m| m.mode)
+    match read_text(&entry.join(MANIFEST_FILE), MAX_SOURCE_BYTES) {
+        Ok(text) => Manifest::parse(&text).map_or_else(|_| intended_mode(&text), |m| m.mode),
+        Err(e) if e.is_not_found() => Mode::Advisory,
+        Err(_) => Mode::Required,
+    }
 }
 
 /// The most plugins loaded at once.

@@ -202,8 +202,13 @@ async fn invalid_names_are_refused_and_the_others_load() {
             NameError::TooLong(10_000),
         ),
     ];
+    // Each asks to be required: its refusal fails every run.
     for (folder, manifest, _) in &cases {
-        write(dir.path(), &format!("{folder}/plugin.toml"), manifest);
+        write(
+            dir.path(),
+            &format!("{folder}/plugin.toml"),
+            &format!("mode = \"required\"\n{manifest}"),
+        );
         write(dir.path(), &format!("{folder}/index.ts"), JS_TAGGER);
     }
     let spaced = write(dir.path(), "two words.ts", JS_TAGGER);
@@ -262,8 +267,13 @@ async fn out_of_range_limits_and_deep_manifests_are_refused_with_the_bounds() {
         ),
         ("deep", format!("x = {}", "[".repeat(10_000)), None),
     ];
+    // Each asks to be required: its refusal fails every run.
     for (folder, manifest, _) in &cases {
-        write(dir.path(), &format!("{folder}/plugin.toml"), manifest);
+        write(
+            dir.path(),
+            &format!("{folder}/plugin.toml"),
+            &format!("mode = \"required\"\n{manifest}"),
+        );
         write(dir.path(), &format!("{folder}/index.ts"), JS_TAGGER);
     }
     let host = open_within_time(dir.path());
