@@ -199,9 +199,24 @@ fn exports() -> PathBuf {
 
 /// A plugin directory outside the system's temporary folder, which
 /// pi-processes is granted to write (a write grant that holds the plugin
-/// directory is refused).
+/// directory is refused): in the target dir, or else the home folder, or
+/// else the working directory, whichever is outside it (a checkout may lie
+/// under `/tmp`).
 fn outside_the_temporary_folder() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let temp = std::env::temp_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| std::env::temp_dir());
+    let outside = [
+        Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
+        std::env::current_dir().ok(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(|dir| dir.canonicalize().ok())
+    .find(|dir| !dir.starts_with(&temp))
+    .expect("a writable folder outside the temporary folder");
+    tempfile::tempdir_in(outside).unwrap()
 }
 
 /// The `plugin.toml` a user writes for the package, if it needs one: the
