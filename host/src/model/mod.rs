@@ -12,8 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod limits;
-// Only the JS flavors report names the host does not know.
-#[cfg(feature = "js")]
+// The closest known name, for the JS flavors' unknown names and the
+// manifest's unknown keys.
 pub(crate) mod names;
 pub(crate) mod sync;
 
