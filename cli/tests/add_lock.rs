@@ -252,6 +252,20 @@ fn hostile_tgz(tgz: &Path, entries: &[(&str, tar::EntryType, u32, &[u8])]) {
     builder.into_inner().unwrap().finish().unwrap();
 }
 
+/// `yohost add SPEC --to TO --yes`, run in `cwd`.
+fn add_yes(spec: &Path, to: &Path, cwd: &Path) -> (Option<i32>, String, String) {
+    yohost(
+        &[
+            "add",
+            spec.to_str().unwrap(),
+            "--to",
+            to.to_str().unwrap(),
+            "--yes",
+        ],
+        cwd,
+    )
+}
+
 /// The entries of `dir`, hidden ones included: a failed `add` leaves none.
 fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -298,16 +312,7 @@ fn a_tarball_s_devices_links_fifos_and_modes_are_not_taken() {
         ],
     );
     let plugins = top.path().join("plugins");
-    let (code, stdout, stderr) = yohost(
-        &[
-            "add",
-            tgz.to_str().unwrap(),
-            "--to",
-            plugins.to_str().unwrap(),
-            "--yes",
-        ],
-        top.path(),
-    );
+    let (code, stdout, stderr) = add_yes(&tgz, &plugins, top.path());
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     let added = plugins.join("hostile");
     for (name, kind) in [
@@ -366,16 +371,7 @@ fn a_name_with_a_line_break_or_an_escape_refuses_the_package_and_leaves_nothing(
                 (name, Regular, 0o644, b"x"),
             ],
         );
-        let (code, stdout, stderr) = yohost(
-            &[
-                "add",
-                tgz.to_str().unwrap(),
-                "--to",
-                plugins.to_str().unwrap(),
-                "--yes",
-            ],
-            top.path(),
-        );
+        let (code, stdout, stderr) = add_yes(&tgz, &plugins, top.path());
         assert_eq!(code, Some(1), "{stdout}{stderr}");
         assert!(stderr.contains("control character"), "{stderr}");
         assert!(stderr.contains(shown), "{stderr}");
@@ -650,16 +646,7 @@ fn npm_installs_from_the_registry_in_the_sandbox_whatever_the_package_s_npmrc_sa
         "package.json",
         r#"{"name": "with-ms", "dependencies": {"ms": "2.1.3"}}"#,
     );
-    let (code, stdout, stderr) = yohost(
-        &[
-            "add",
-            source.to_str().unwrap(),
-            "--to",
-            plugins.to_str().unwrap(),
-            "--yes",
-        ],
-        top.path(),
-    );
+    let (code, stdout, stderr) = add_yes(&source, &plugins, top.path());
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("its .npmrc is not used"), "{stdout}");
     assert!(plugins
