@@ -521,8 +521,9 @@ pub fn rutis() -> Engine {
 
 /// The MCP fixture in `dir/<plugin>/` as the server `<plugin>` of an
 /// `mcp.json`, started with `args` after its script, with these extra
-/// `plugin.toml` lines. The manifest grants `exec` and names no plugin: a
-/// server is named after its key.
+/// `plugin.toml` lines. The manifest grants `exec` (in the extra lines'
+/// `[capabilities]` when they have one) and names no plugin: a server is
+/// named after its key.
 fn mcp_fixture(dir: &Path, plugin: &str, args: &[&str], extra: &str) {
     write(
         dir,
@@ -533,11 +534,13 @@ fn mcp_fixture(dir: &Path, plugin: &str, args: &[&str], extra: &str) {
     all.extend_from_slice(args);
     let servers = serde_json::json!({"mcpServers": {plugin: {"command": "node", "args": all}}});
     write(dir, &format!("{plugin}/mcp.json"), &servers.to_string());
-    write(
-        dir,
-        &format!("{plugin}/plugin.toml"),
-        &format!("{extra}\n[capabilities]\nexec = true\n"),
-    );
+    // `exec` joins the extra lines' own `[capabilities]`, if they have one.
+    let manifest = if extra.contains("[capabilities]") {
+        extra.replace("[capabilities]", "[capabilities]\nexec = true")
+    } else {
+        format!("{extra}\n[capabilities]\nexec = true\n")
+    };
+    write(dir, &format!("{plugin}/plugin.toml"), &manifest);
 }
 
 /// An MCP server over stdio: tools only, and a server's own hostile inputs.

@@ -153,6 +153,7 @@ conformance! {
         process_cannot_reach_the_kernel_surface,
         process_reaches_only_the_listed_hosts_through_the_proxy,
         a_fork_bomb_meets_the_plugin_s_task_limit,
+        a_write_grant_over_what_the_host_trusts_is_refused,
     ],
 }
 

@@ -521,3 +521,35 @@ pub async fn a_fork_bomb_meets_the_plugin_s_task_limit(engine: Engine) {
         "the bomb's processes, once the host was dropped",
     );
 }
+
+/// A write grant over what the host later trusts refuses the plugin on
+/// every row, naming why: one that holds the plugin directory, one in the
+/// directory outside the plugin's own folder (a file written there would
+/// load as a plugin, a Python or dylib one in the host's process), and one
+/// in the host's private cache (compiled components and dylib copies run
+/// unchecked).
+pub async fn a_write_grant_over_what_the_host_trusts_is_refused(engine: Engine) {
+    let cache = yohost::private_dir::cache_folder("wasm").unwrap();
+    for (grant, problem) in [
+        ("..".to_string(), "holds the plugin directory"),
+        ("../beside".to_string(), "outside the plugin's own folder"),
+        (cache.display().to_string(), "the host's private cache"),
+    ] {
+        let dir = plugin_dir();
+        std::fs::create_dir_all(dir.path().join("beside")).unwrap();
+        let name = format!("fx-{}", engine.name);
+        (engine.install)(
+            dir.path(),
+            &name,
+            &format!("[capabilities]\nwrite = [{grant:?}]\n"),
+        );
+        let host = open(dir.path());
+        let refusal = host
+            .refused()
+            .into_iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("{}: a write grant of {grant} loaded", engine.name));
+        let reason = refusal.reason.to_string();
+        assert!(reason.contains(problem), "{}: {reason}", engine.name);
+    }
+}
