@@ -17,14 +17,13 @@ use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use yohost::limits::MAX_REPLY_BYTES;
+use yohost::sandbox::stderr::{
+    read_stderr, Stderr, STDERR_BYTES_PER_SECOND, STDERR_LINES_PER_SECOND,
+};
 use yohost::sandbox::{PluginProcess, ProcessSandbox};
 
 /// How much of the server's stderr the exit message quotes.
 const STDERR_TAIL_BYTES: usize = 2048;
-
-/// The longest line of the server's stderr that is kept; the rest of a
-/// longer line is read and dropped.
-const STDERR_LINE_BYTES: usize = 8 << 10;
 
 /// The most messages waiting for a server to read them: a server that
 /// leaves more unread is ended as one that no longer reads its input.
@@ -303,52 +302,30 @@ impl Shared {
         }
     }
 
-    /// Log the server's stderr line by line, each cut at
-    /// [`STDERR_LINE_BYTES`], and keep its last [`STDERR_TAIL_BYTES`] for
-    /// the message that says it exited.
+    /// Log the server's stderr as the host bounds a plugin process's
+    /// ([`read_stderr`]: lines cut at the log limit, so many a second), and
+    /// keep its last [`STDERR_TAIL_BYTES`] for the message that says it
+    /// exited.
     fn keep_stderr(&self, stderr: ChildStderr) {
         let _log = tracing::dispatcher::set_default(&self.dispatch);
-        let mut reader = BufReader::new(stderr);
-        let mut bytes = Vec::new();
-        loop {
-            bytes.clear();
-            let read = (&mut reader)
-                .take(STDERR_LINE_BYTES as u64)
-                .read_until(b'\n', &mut bytes);
-            if !matches!(read, Ok(n) if n > 0) {
-                break;
+        read_stderr(stderr, Instant::now, |line| match line {
+            Stderr::Line(line) => {
+                tracing::debug!(target: "yohost::plugin", plugin = %self.server, "stderr: {line}");
+                let mut tail = lock(&self.tail);
+                tail.push_back(line.to_string());
+                while tail.iter().map(String::len).sum::<usize>() > STDERR_TAIL_BYTES
+                    && tail.len() > 1
+                {
+                    tail.pop_front();
+                }
             }
-            let cut = bytes.last() != Some(&b'\n') && bytes.len() == STDERR_LINE_BYTES;
-            let more = !cut || skip_line(&mut reader);
-            let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
-            tracing::debug!(target: "yohost::plugin", plugin = %self.server, "stderr: {line}");
-            let mut tail = lock(&self.tail);
-            tail.push_back(line);
-            while tail.iter().map(String::len).sum::<usize>() > STDERR_TAIL_BYTES && tail.len() > 1
-            {
-                tail.pop_front();
-            }
-            if !more {
-                break;
-            }
-        }
-    }
-}
-
-/// Read and drop the rest of a line; `false` at the end of the stream.
-fn skip_line(reader: &mut impl BufRead) -> bool {
-    loop {
-        let (done, used) = match reader.fill_buf() {
-            Ok([]) | Err(_) => return false,
-            Ok(buffer) => match buffer.iter().position(|b| *b == b'\n') {
-                Some(at) => (true, at + 1),
-                None => (false, buffer.len()),
-            },
-        };
-        reader.consume(used);
-        if done {
-            return true;
-        }
+            Stderr::Dropped(lines) => tracing::debug!(
+                target: "yohost::plugin",
+                plugin = %self.server,
+                "stderr: {lines} lines dropped: over the limit of {STDERR_LINES_PER_SECOND} lines or {} KiB a second",
+                STDERR_BYTES_PER_SECOND / 1024
+            ),
+        });
     }
 }
 

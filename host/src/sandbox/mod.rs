@@ -43,6 +43,7 @@ mod limits;
 mod proxy;
 mod ruleset;
 mod seccomp;
+pub mod stderr;
 
 pub use cgroup::{DEFAULT_MEMORY_BYTES as GROUP_MEMORY_BYTES, MAX_TASKS};
 pub use life::PluginProcess;

@@ -32,7 +32,6 @@ pub(crate) mod framing;
 pub(crate) mod plugin;
 pub(crate) mod process;
 pub(crate) mod protocol;
-pub(crate) mod stderr;
 
 use super::js::{glue, Flavor};
 use crate::load::discovery::Candidate;

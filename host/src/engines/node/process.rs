@@ -27,7 +27,6 @@
 
 use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 use super::protocol::{FromNode, ToNode};
-use super::stderr::{read_stderr, Stderr, STDERR_BYTES_PER_SECOND, STDERR_LINES_PER_SECOND};
 use crate::call::codec::{decode_json_reply, encode_json_args};
 use crate::call::error::CallError;
 use crate::call::plugin::CallLimits;
@@ -38,6 +37,9 @@ use crate::engines::js::transpile::transpile;
 use crate::load::source::read_text;
 use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::sync::lock;
+use crate::sandbox::stderr::{
+    read_stderr, Stderr, STDERR_BYTES_PER_SECOND, STDERR_LINES_PER_SECOND,
+};
 use crate::sandbox::{PluginProcess, ProcessSandbox};
 use serde_json::value::RawValue;
 use serde_json::Value;

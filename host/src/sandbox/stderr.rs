@@ -1,18 +1,19 @@
-//! A `node` process's standard error, read into bounded log lines: each
-//! line cut at the log limit, and at most so many lines and bytes a second,
-//! with a count of what was dropped.
+//! A plugin process's standard error (the Node engine's `node`, an MCP
+//! server's), read into bounded log lines: each line cut at the log limit,
+//! and at most so many lines and bytes a second, with a count of what was
+//! dropped.
 
 use std::time::{Duration, Instant};
 
-/// The most lines of a `node` process's standard error logged in a second.
+/// The most lines of a plugin process's standard error logged in a second.
 pub const STDERR_LINES_PER_SECOND: u64 = 100;
 
-/// The most bytes of a `node` process's standard error logged in a second.
+/// The most bytes of a plugin process's standard error logged in a second.
 pub const STDERR_BYTES_PER_SECOND: u64 = 64 * 1024;
 
 /// What [`read_stderr`] hands on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Stderr<'a> {
+pub enum Stderr<'a> {
     /// A line, cut at [`crate::model::limits::MAX_LOG_BYTES`].
     Line(&'a str),
     /// This many lines were dropped (over the bound of a second).
@@ -25,7 +26,7 @@ pub(super) enum Stderr<'a> {
 /// in a second (by `now`); a count of the lines dropped is handed on when
 /// the next second begins and at the end. It reads by bytes into a buffer
 /// of one log line: a stream without a newline costs no more than that.
-pub(super) fn read_stderr(
+pub fn read_stderr(
     mut input: impl std::io::Read,
     now: impl Fn() -> Instant,
     mut out: impl FnMut(Stderr<'_>),
