@@ -131,7 +131,7 @@ impl Rules {
             return;
         };
         if !self.network.allows(&host) {
-            tracing::warn!(target: "yohost::plugin", plugin = %self.plugin, level = "warn", "network: {host} is not in the plugin's network grant; refused");
+            tracing::warn!(plugin = %self.plugin, "network: {host:?} is not in the plugin's network grant; its connection was refused");
             let why = format!("{host} is not in the plugin's network grant");
             let _ = refuse(client, "403 Forbidden", &why);
             return;
