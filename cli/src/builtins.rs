@@ -9,7 +9,7 @@ use yoagent::AgentTool;
 use yohost::{Ecosystem, PluginHost, PluginReport, Status};
 
 /// The ecosystem whose tools replace built-ins of the same name.
-const REPLACING: Ecosystem = Ecosystem::Pi;
+const REPLACING: Ecosystem = yohost_adapter_pi::ECOSYSTEM;
 
 /// A built-in tool a plugin's tool replaces.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use crate::add::Source;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use yohost::discovery::{scan, Candidate, Found};
+use yohost::adapter::{Candidate, Found};
 use yohost::lockfile::{hash_plugin, Locked, Lockfile};
 
 /// Arguments of `yohost lock`.
@@ -85,7 +85,9 @@ fn entry(
 
 /// The plugins the host finds in `dir`.
 fn candidates(dir: &Path) -> Result<Vec<Candidate>, String> {
-    let found = scan(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let found = crate::adapter_table()
+        .scan(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     Ok(found
         .into_iter()
         .filter_map(|f| match f {

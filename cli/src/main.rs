@@ -15,23 +15,47 @@ mod stats;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use yohost::adapter::{Adapter, Adapters};
 use yohost::PluginHost;
 
+/// Every adapter crate of this repository: pi extensions and DSH tool
+/// plugins (each on the embedded engine and on Node), rutis-agent tool
+/// libraries and MCP servers.
+fn foreign_adapters() -> [Arc<dyn Adapter>; 6] {
+    [
+        yohost_adapter_pi::adapter(),
+        yohost_adapter_pi::node_adapter(),
+        yohost_adapter_dsh::adapter(),
+        yohost_adapter_dsh::node_adapter(),
+        yohost_adapter_rutis_agent::adapter(),
+        yohost_adapter_mcp::adapter(),
+    ]
+}
+
+/// The table the command reads a plugin directory with: the built-in set
+/// (yohost's own plugins) plus [`foreign_adapters`], as [`open_host`] loads
+/// it.
+fn adapter_table() -> Adapters {
+    let mut table = Adapters::default();
+    for adapter in foreign_adapters() {
+        table.register(adapter);
+    }
+    table
+}
+
 /// Open a plugin directory with every adapter crate of this repository
-/// registered: the built-in set (yohost's own plugins) plus pi extensions,
-/// DSH tool plugins, rutis-agent tool libraries and MCP servers; for a check (no side
-/// effects, see `PluginHostBuilder::dry_run`) when `dry_run`; loading only
-/// what the directory's `yohost.lock` records when `locked`.
+/// registered ([`adapter_table`]); for a check (no side effects, see
+/// `PluginHostBuilder::dry_run`) when `dry_run`; loading only what the
+/// directory's `yohost.lock` records when `locked`.
 fn open_host(dir: &Path, dry_run: bool, locked: bool) -> Result<PluginHost, String> {
-    PluginHost::builder(dir)
+    foreign_adapters()
+        .into_iter()
+        .fold(PluginHost::builder(dir), |builder, adapter| {
+            builder.adapter(adapter)
+        })
         .dry_run(dry_run)
         .locked(locked)
-        .adapter(yohost_adapter_pi::adapter())
-        .adapter(yohost_adapter_pi::node_adapter())
-        .adapter(yohost_adapter_dsh::adapter())
-        .adapter(yohost_adapter_dsh::node_adapter())
-        .adapter(yohost_adapter_rutis_agent::adapter())
-        .adapter(yohost_adapter_mcp::adapter())
         .open()
         .map_err(|e| e.to_string())
 }

@@ -57,7 +57,7 @@ fn sdk_checkout(given: Option<&Path>) -> Option<PathBuf> {
             ]
             .iter()
             .all(|sdk| built_from.join(sdk).is_file());
-            holds.then(|| yohost::grants::lexical(built_from))
+            holds.then(|| yohost::internal::lexical(built_from))
         }
     }
 }

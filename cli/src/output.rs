@@ -26,7 +26,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 use yoagent::extension::{Extension, ExtensionError, RunContext, RunHooks};
 use yoagent::{AgentEvent, AgentMessage, Content, Message};
-use yohost::logging::{DECISION_LOG_TARGET, HOOK_SPAN, PLUGIN_LOG_TARGET};
+use yohost::adapter::logging::{DECISION_LOG_TARGET, HOOK_SPAN, PLUGIN_LOG_TARGET};
 
 /// The host's log level unless `RUST_LOG` says otherwise. yoagent's own
 /// warning for each denied call is left out: the run's output shows it.

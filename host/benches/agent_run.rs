@@ -282,7 +282,7 @@ fn configs(filter: Option<&str>, alone: bool) -> Vec<Config> {
         configs.push(Config::new(IN_PROCESS, Some(extension)).with_host(host));
     }
     if wanted("yohost + node") {
-        match yohost::engines::node::node() {
+        match yohost::adapter::node::node() {
             Ok(_) => configs.push(Config::host(
                 "yohost + node",
                 host_with(

@@ -18,7 +18,7 @@ export default definePlugin({
 "#;
 
 fn bench(c: &mut Criterion) {
-    if let Err(why) = yohost::engines::node::node() {
+    if let Err(why) = yohost::adapter::node::node() {
         eprintln!("skipped: {why}");
         return;
     }

@@ -6,8 +6,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::process::{Command, Stdio};
+use yohost::adapter::sandbox::ProcessSandbox;
 use yohost::manifest::Capabilities;
-use yohost::sandbox::ProcessSandbox;
 
 fn bench(c: &mut Criterion) {
     let program = ["/usr/bin/true", "/bin/true"]

@@ -11,7 +11,7 @@ mod common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;
-use yohost::discovery::{scan, Found};
+use yohost::adapter::{Adapters, Found};
 use yohost::PluginHost;
 
 /// A plugin directory with `guest` installed as `name`.
@@ -35,19 +35,25 @@ fn bench(c: &mut Criterion) {
     common::before_tool_group(c, &rt, "wasm", &wasm);
 
     let dir = plugin_dir("wasm-redactor", "wasm_redactor");
-    let candidate = match scan(dir.path()).unwrap().remove(0) {
+    let candidate = match Adapters::default().scan(dir.path()).unwrap().remove(0) {
         Found::Plugin(candidate) => candidate,
         Found::Refused { reason, .. } => panic!("{reason}"),
     };
     // The first load compiles and fills the cache; the bench measures the rest.
-    yohost::engines::load(&yohost::adapter::Adapters::default(), &candidate).unwrap();
+    yohost::adapter::Adapters::default()
+        .load(&candidate)
+        .unwrap();
     let mut group = c.benchmark_group("load");
     group
         .sample_size(30)
         .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
     group.bench_function("wasm-redactor (cached)", |b| {
-        b.iter(|| yohost::engines::load(&yohost::adapter::Adapters::default(), &candidate).unwrap())
+        b.iter(|| {
+            yohost::adapter::Adapters::default()
+                .load(&candidate)
+                .unwrap()
+        })
     });
     group.finish();
 }

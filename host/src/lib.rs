@@ -8,8 +8,8 @@
 //! observers.
 //!
 //! Plugins of other agent ecosystems load through [`Adapter`](adapter::Adapter)s, one table
-//! keyed by engine and ecosystem ([`adapter`]); adapter crates register
-//! theirs with [`PluginHost::builder`].
+//! keyed by engine and ecosystem; adapter crates register theirs with
+//! [`PluginHost::builder`], and build on [`adapter`], their one import.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,14 +24,14 @@
 //!
 //! # The API
 //!
-//! - Embedding: [`PluginHost`] (open, watch, report, [`PluginHost::extension`]),
-//!   [`PluginHostBuilder`], [`PluginReport`], [`Refusal`], [`Manifest`](manifest::Manifest), and
-//!   the errors [`HostError`], [`LoadError`], [`CallError`].
-//! - Plugins in Rust, in process: [`NativePlugin`], or [`Plugin`] directly.
-//! - Adapters for other ecosystems: [`adapter::Adapter`], [`discovery::Candidate`], [`Loaded`],
-//!   the file grants ([`grants`]), the engines' seams ([`engines`]: a JS
-//!   [`Flavor`](engines::js::Flavor) for JS plugin APIs), [`limits`] and
-//!   [`logging`]. The hook contract is [`contract`].
+//! Two front doors:
+//! - Embedding, the crate root: [`PluginHost`] (open, watch, report,
+//!   [`PluginHost::extension`]), [`PluginHostBuilder`], [`PluginReport`],
+//!   [`Refusal`], the directory's files ([`manifest`], [`lockfile`]), the
+//!   log targets, and the errors [`HostError`], [`LoadError`],
+//!   [`CallError`]. Plugins in Rust, in process: [`NativePlugin`], or
+//!   [`Plugin`] directly. The hook contract is [`contract`].
+//! - Adapters for other ecosystems, and engines of their own: [`adapter`].
 //!
 //! # Fail closed
 //!
@@ -94,18 +94,17 @@
 #![warn(missing_docs)]
 
 mod call;
-pub mod engines;
+mod engines;
 mod host;
 mod load;
 mod model;
 mod run;
-pub mod sandbox;
+mod sandbox;
 
-pub use call::{codec, logging, worker};
-pub use load::{adapter, discovery, grants, lockfile, manifest, private_dir, source};
-pub use model::limits;
+pub use load::{lockfile, manifest};
 
 pub use call::error::{CallError, HookError};
+pub use call::logging::{DECISION_LOG_TARGET, HOOK_SPAN, PLUGIN_LOG_TARGET};
 pub use call::plugin::{CallLimits, Plugin, PluginRun};
 pub use call::stats::{HookFigures, PluginFigures, PluginStats};
 pub use engines::native::NativePlugin;
@@ -119,3 +118,47 @@ pub use model::{Confinement, Ecosystem, EngineKind, Mode};
 pub use run::extension::{HostExtension, PluginExtension, HOST_EXTENSION_NAME};
 pub use run::invoke::call_hook;
 pub use yohost_contract as contract;
+
+/// Everything an adapter crate needs, in one import: the
+/// [`Adapter`](adapter::Adapter) trait and its table, the candidates discovery hands it, file grants,
+/// bounded reading of a plugin's files, the engines' seams (a JS
+/// `Flavor` for a JavaScript plugin API, the Node engine,
+/// the dylib engine's private copies), the process sandbox, workers and
+/// the host's bounds. A new engine or ecosystem is an adapter crate built
+/// on this module alone, with ids of its own ([`EngineKind::new`],
+/// [`Ecosystem::new`]).
+pub mod adapter {
+    pub use crate::call::{codec, logging, worker};
+    #[cfg(feature = "dylib")]
+    pub use crate::engines::dylib;
+    #[cfg(feature = "js")]
+    pub use crate::engines::js;
+    #[cfg(feature = "node")]
+    pub use crate::engines::node;
+    pub use crate::load::adapter::{serving_crate, Adapter, Adapters};
+    pub use crate::load::discovery::{
+        engine_for, folder_fingerprint, stat, Candidate, Fingerprint, FolderEntry, Found,
+    };
+    pub use crate::load::{grants, manifest, private_dir, source};
+    pub use crate::model::{limits, KnownEcosystem, KNOWN_ECOSYSTEMS};
+    /// The sandbox of plugin processes: every layer a process of a
+    /// plugin runs under, from its grants.
+    pub mod sandbox {
+        pub use crate::sandbox::*;
+    }
+    pub use crate::{
+        CallError, CallLimits, Ecosystem, EngineKind, LoadError, Loaded, LoadedPlugin, NodeNeed,
+        NodeNeeds, Plugin, PluginRun, Routed,
+    };
+    pub use yohost_contract as contract;
+}
+
+/// Not API: what only the `yohost` command and the host's own tests reach
+/// inside the library. It may change in any release.
+#[doc(hidden)]
+pub mod internal {
+    #[cfg(feature = "wasm")]
+    pub use crate::engines::wasm::cached_artifact;
+    pub use crate::load::grants::lexical;
+    pub use crate::sandbox::ProcessSandbox;
+}

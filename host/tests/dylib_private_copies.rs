@@ -22,7 +22,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use support::*;
 use wasm_guests::native_guest;
-use yohost::private_dir::PrivateDirError;
+use yohost::adapter::private_dir::PrivateDirError;
 use yohost::{LoadError, PluginHost};
 
 static ENV: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

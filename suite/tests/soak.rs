@@ -110,7 +110,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Judged {
         event: &tracing::Event<'_>,
         _ctx: tracing_subscriber::layer::Context<'_, S>,
     ) {
-        if event.metadata().target() != yohost::logging::PLUGIN_LOG_TARGET {
+        if event.metadata().target() != yohost::adapter::logging::PLUGIN_LOG_TARGET {
             return;
         }
         let mut fields = Fields::default();

@@ -28,13 +28,15 @@ mod peers;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use yohost::adapter::Adapter;
-use yohost::discovery::Candidate;
-use yohost::engines::js::modules::Builtin;
-use yohost::engines::js::{load_with, Flavor};
-use yohost::engines::node;
-use yohost::grants::{Access, Grants};
-use yohost::{Ecosystem, EngineKind, LoadError, Loaded, NodeNeed, NodeNeeds};
+use yohost::adapter::grants::{Access, Grants};
+use yohost::adapter::js::modules::Builtin;
+use yohost::adapter::js::{load_with, Flavor};
+use yohost::adapter::limits::MAX_SOURCE_BYTES;
+use yohost::adapter::node;
+use yohost::adapter::source::read_text;
+use yohost::adapter::{
+    Adapter, Candidate, Ecosystem, EngineKind, LoadError, Loaded, NodeNeed, NodeNeeds,
+};
 
 macro_rules! module {
     ($specifier:literal, $file:literal) => {
@@ -110,6 +112,17 @@ pub const NODE_FLAVOR: Flavor = Flavor {
     services: None,
 };
 
+/// The DSH ecosystem's id, as a manifest's `ecosystem = "dsh"` names it.
+pub const ECOSYSTEM: Ecosystem = Ecosystem::new("dsh");
+
+/// How the names of DSH's published packages begin.
+const DSH_SCOPE: &str = "@deepseek-ai/dsh";
+
+/// Whether a candidate's source names DSH's packages: a DSH tool plugin.
+fn imports_dsh(candidate: &Candidate) -> bool {
+    read_text(&candidate.entry, MAX_SOURCE_BYTES).is_ok_and(|source| source.contains(DSH_SCOPE))
+}
+
 /// Loads DSH tool plugins on the embedded JavaScript engine.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DshAdapter;
@@ -132,11 +145,15 @@ pub fn node_adapter() -> Arc<dyn Adapter> {
 
 impl Adapter for DshAdapter {
     fn engine(&self) -> EngineKind {
-        EngineKind::Js
+        EngineKind::JS
     }
 
     fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::Dsh
+        ECOSYSTEM
+    }
+
+    fn recognises(&self, candidate: &Candidate) -> bool {
+        imports_dsh(candidate)
     }
 
     /// Load a DSH plugin. Its `Config` gets `plugin.toml`'s `[config]`
@@ -169,18 +186,22 @@ impl Adapter for DshAdapter {
         });
         let mut loaded = load_with(candidate, entry(candidate), &FLAVOR, &settings, grants)
             .map_err(|error| peers_explained(candidate, error))?;
-        loaded.ecosystem = Some(Ecosystem::Dsh);
+        loaded.ecosystem = Some(ECOSYSTEM);
         Ok(loaded)
     }
 }
 
 impl Adapter for DshOnNode {
     fn engine(&self) -> EngineKind {
-        EngineKind::Node
+        EngineKind::NODE
     }
 
     fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::Dsh
+        ECOSYSTEM
+    }
+
+    fn recognises(&self, candidate: &Candidate) -> bool {
+        imports_dsh(candidate)
     }
 
     /// Load a DSH plugin on Node, with the same `ctx` as on the embedded
@@ -191,7 +212,7 @@ impl Adapter for DshOnNode {
         let mut loaded =
             node::load_with(candidate, entry(candidate), &NODE_FLAVOR, &settings, grants)
                 .map_err(|error| peers_explained(candidate, error))?;
-        loaded.ecosystem = Some(Ecosystem::Dsh);
+        loaded.ecosystem = Some(ECOSYSTEM);
         Ok(loaded)
     }
 }

@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value};
 use std::path::PathBuf;
-use yohost::discovery::Candidate;
-use yohost::limits::MAX_SOURCE_BYTES;
-use yohost::source::read_text;
+use yohost::adapter::limits::MAX_SOURCE_BYTES;
+use yohost::adapter::source::read_text;
+use yohost::adapter::Candidate;
 
 /// How the server is reached.
 #[derive(Debug, Clone, PartialEq)]

@@ -25,6 +25,7 @@
 
 mod config;
 mod convert;
+mod discover;
 mod link;
 mod plugin;
 mod stdio;
@@ -33,13 +34,17 @@ use config::Transport;
 use plugin::{McpPlugin, Server, Start, State};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use yohost::adapter::Adapter;
+use yohost::adapter::grants::Grants;
+use yohost::adapter::sandbox::ProcessSandbox;
+use yohost::adapter::{Adapter, Candidate, Ecosystem, EngineKind, Found, LoadError, Loaded};
 use yohost::contract::Hook;
-use yohost::discovery::Candidate;
-use yohost::grants::Grants;
 use yohost::manifest::LOAD_TIMEOUT_KEY;
-use yohost::sandbox::ProcessSandbox;
-use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
+
+/// The MCP ecosystem's id.
+pub const ECOSYSTEM: Ecosystem = Ecosystem::new("mcp");
+
+/// The id of the engine that runs MCP servers: this adapter's client.
+pub const ENGINE: EngineKind = EngineKind::new("mcp");
 
 /// How long starting a server, its handshake and listing its tools may
 /// take unless `[timeouts] load` says otherwise: longer than a plugin's
@@ -57,11 +62,17 @@ pub fn adapter() -> Arc<dyn Adapter> {
 
 impl Adapter for McpAdapter {
     fn engine(&self) -> EngineKind {
-        EngineKind::Mcp
+        ENGINE
     }
 
     fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::Mcp
+        ECOSYSTEM
+    }
+
+    /// A `*.mcp.json` file, or a folder with an `mcp.json`: each server a
+    /// candidate.
+    fn discover(&self, entry: &Path) -> Option<Vec<Found>> {
+        discover::discover(entry)
     }
 
     /// Check the server's entry against its grants, start it (a check
@@ -168,7 +179,7 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
     }
     let mut loaded = Loaded::new(Arc::new(McpPlugin(server)), [Hook::Tools, Hook::CallTool]);
     loaded.warnings = warnings;
-    loaded.ecosystem = Some(Ecosystem::Mcp);
+    loaded.ecosystem = Some(ECOSYSTEM);
     loaded.processes = processes;
     Ok(loaded)
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use yoagent::mcp::transport::McpTransport;
 use yoagent::mcp::types::JsonRpcRequest;
 use yoagent::mcp::{HttpTransport, ServerNotifications};
-use yohost::limits::MAX_REPLY_BYTES;
+use yohost::adapter::limits::MAX_REPLY_BYTES;
 
 /// The protocol version yohost asks for.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";

@@ -17,8 +17,8 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use yohost::adapter::sandbox::ProcessSandbox;
 use yohost::contract::{Hook, HookCall, HookReply, ReplyError, RunInfo, ToolSpec};
-use yohost::sandbox::ProcessSandbox;
 use yohost::{CallError, CallLimits, Plugin, PluginRun};
 
 /// The longest a restarted server waits before it is started again.

@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use yohost::limits::MAX_REPLY_BYTES;
-use yohost::sandbox::stderr::{
+use yohost::adapter::limits::MAX_REPLY_BYTES;
+use yohost::adapter::sandbox::stderr::{
     read_stderr, Stderr, STDERR_BYTES_PER_SECOND, STDERR_LINES_PER_SECOND,
 };
-use yohost::sandbox::{PluginProcess, ProcessSandbox};
+use yohost::adapter::sandbox::{PluginProcess, ProcessSandbox};
 
 /// How much of the server's stderr the exit message quotes.
 const STDERR_TAIL_BYTES: usize = 2048;

@@ -8,7 +8,7 @@
 //! methods. The table is `js/shape/refused.json`, which the shape reads too.
 
 use std::path::{Path, PathBuf};
-use yohost::discovery::Candidate;
+use yohost::adapter::Candidate;
 
 /// The table of events and methods refused by design, as JSON:
 /// `{"events": {name: why}, "calls": {method: why}}`.
@@ -26,7 +26,7 @@ pub fn found_in_source(candidate: &Candidate) -> Vec<String> {
     let table: serde_json::Value = serde_json::from_str(TABLE).expect("refused.json is valid JSON");
     let sources: Vec<String> = source_files(candidate)
         .iter()
-        .filter_map(|path| yohost::source::read_text(path, MAX_FILE_BYTES).ok())
+        .filter_map(|path| yohost::adapter::source::read_text(path, MAX_FILE_BYTES).ok())
         .collect();
     let mentions = |needle: &str| sources.iter().any(|s| s.contains(needle));
     let mut found = Vec::new();

@@ -18,16 +18,16 @@
 //! ```
 
 mod by_design;
+mod package;
 
-use std::path::PathBuf;
+use package::pi_extensions;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use yohost::adapter::Adapter;
-use yohost::discovery::pi_extensions;
-use yohost::discovery::Candidate;
-use yohost::engines::js::modules::Builtin;
-use yohost::engines::js::{load_with, Flavor, RelativeTo, ServiceApi};
-use yohost::engines::node;
-use yohost::grants::Grants;
+use yohost::adapter::grants::Grants;
+use yohost::adapter::js::modules::Builtin;
+use yohost::adapter::js::{load_with, Flavor, RelativeTo, ServiceApi};
+use yohost::adapter::node;
+use yohost::adapter::{Adapter, Candidate, FolderEntry};
 use yohost::{Ecosystem, EngineKind, LoadError, Loaded};
 
 macro_rules! module {
@@ -38,6 +38,9 @@ macro_rules! module {
         }
     };
 }
+
+/// The pi ecosystem's id, as a manifest's `ecosystem = "pi"` names it.
+pub const ECOSYSTEM: Ecosystem = Ecosystem::new("pi");
 
 /// The version of pi whose extension API the adapter follows (pi's
 /// `VERSION`).
@@ -164,11 +167,19 @@ pub fn node_adapter() -> Arc<dyn Adapter> {
 
 impl Adapter for PiOnNode {
     fn engine(&self) -> EngineKind {
-        EngineKind::Node
+        EngineKind::NODE
     }
 
     fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::Pi
+        ECOSYSTEM
+    }
+
+    fn recognises(&self, candidate: &Candidate) -> bool {
+        package::recognises(candidate)
+    }
+
+    fn folder_entry(&self, folder: &Path) -> Option<FolderEntry> {
+        package::folder_entry(folder)
     }
 
     /// Load a pi extension on Node: refused, naming the event or call, when
@@ -176,18 +187,26 @@ impl Adapter for PiOnNode {
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         let entries = extensions(candidate);
         let mut loaded = node::load_with(candidate, &entries, &PI, &settings(candidate), grants)?;
-        loaded.ecosystem = Some(Ecosystem::Pi);
+        loaded.ecosystem = Some(ECOSYSTEM);
         Ok(loaded)
     }
 }
 
 impl Adapter for PiAdapter {
     fn engine(&self) -> EngineKind {
-        EngineKind::Js
+        EngineKind::JS
     }
 
     fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::Pi
+        ECOSYSTEM
+    }
+
+    fn recognises(&self, candidate: &Candidate) -> bool {
+        package::recognises(candidate)
+    }
+
+    fn folder_entry(&self, folder: &Path) -> Option<FolderEntry> {
+        package::folder_entry(folder)
     }
 
     /// Load a pi extension: refused, naming the event or call, when it
@@ -199,7 +218,7 @@ impl Adapter for PiAdapter {
         let entries = extensions(candidate);
         let mut loaded = load_with(candidate, &entries, &PI, &settings(candidate), grants)
             .map_err(|error| by_design_first(candidate, error))?;
-        loaded.ecosystem = Some(Ecosystem::Pi);
+        loaded.ecosystem = Some(ECOSYSTEM);
         Ok(loaded)
     }
 }
@@ -208,11 +227,11 @@ impl Adapter for PiAdapter {
 /// `package.json` and its `extensions/` folder, when the candidate's entry
 /// is one of them (a manifest may name another); else the entry alone.
 fn extensions(candidate: &Candidate) -> Vec<PathBuf> {
-    let package = std::fs::read_to_string(candidate.root.join("package.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok());
     let all = match candidate.root.is_dir() {
-        true => pi_extensions(&candidate.root, package.as_ref()),
+        true => pi_extensions(
+            &candidate.root,
+            package::package_of(&candidate.root).as_ref(),
+        ),
         false => Vec::new(),
     };
     match all.contains(&candidate.entry) {

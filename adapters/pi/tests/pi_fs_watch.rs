@@ -321,7 +321,7 @@ async fn watches_are_capped_and_end_when_closed_and_when_the_plugin_is_dropped()
     let open = (before.0 + 1, before.1 + 1);
     let (threads, instances) = (open.0 + 1, open.1 + 1);
     assert_eq!(settles_at((threads, instances)).await, (threads, instances));
-    let limit = yohost::engines::js::watch::MAX_WATCHES;
+    let limit = yohost::adapter::js::watch::MAX_WATCHES;
     let calls = vec![("watch", json!({ "path": dir.path(), "count": limit }))];
     let got = json_answers(&host, calls).await[0].clone();
     let got = got.as_array().unwrap();

@@ -4,7 +4,7 @@
 //! `.dynstr`, Mach-O's string table with a leading `_`, PE's export name
 //! table), so the file is searched for `rutis_plugin_tool_count\0` and for
 //! yohost's entry point. Nothing is loaded and no code runs; the file is read
-//! as the host reads plugin files ([`yohost::source::read_bytes`]: regular
+//! as the host reads plugin files ([`yohost::adapter::source::read_bytes`]: regular
 //! files only, without blocking), up to the size the dylib engine accepts.
 
 use memchr::memmem;
@@ -15,9 +15,9 @@ const TOOL_COUNT: &[u8] = b"rutis_plugin_tool_count\0";
 
 /// Whether the file at `path` exports the rutis-agent tool ABI and not
 /// yohost's own entry point. A file that cannot be read, or is larger than
-/// [`yohost::limits::MAX_LIBRARY_BYTES`], is not.
+/// [`yohost::adapter::limits::MAX_LIBRARY_BYTES`], is not.
 pub fn is_tool_library(path: &Path) -> bool {
-    yohost::source::read_bytes(path, yohost::limits::MAX_LIBRARY_BYTES)
+    yohost::adapter::source::read_bytes(path, yohost::adapter::limits::MAX_LIBRARY_BYTES)
         .is_ok_and(|bytes| exports_tool_abi(&bytes))
 }
 

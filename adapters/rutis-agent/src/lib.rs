@@ -32,11 +32,15 @@ pub mod tool_defs;
 pub use schema::{SchemaError, MAX_SCHEMA_BYTES, MAX_TOOLS};
 
 use std::sync::Arc;
+use yohost::adapter::grants::Grants;
 use yohost::adapter::Adapter;
-use yohost::discovery::Candidate;
-use yohost::grants::Grants;
+use yohost::adapter::Candidate;
 use yohost::Ecosystem;
 use yohost::{EngineKind, LoadError, Loaded};
+
+/// The rutis-agent ecosystem's id, as a manifest's `ecosystem = "rutis-agent"`
+/// names it.
+pub const ECOSYSTEM: Ecosystem = Ecosystem::new("rutis-agent");
 
 /// Loads rutis-agent tool libraries: the (dylib, rutis-agent) entry of
 /// yohost's adapter table.
@@ -50,11 +54,11 @@ pub fn adapter() -> Arc<dyn Adapter> {
 
 impl Adapter for RutisAgentAdapter {
     fn engine(&self) -> EngineKind {
-        EngineKind::Dylib
+        EngineKind::DYLIB
     }
 
     fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::RutisAgent
+        ECOSYSTEM
     }
 
     /// Open a private copy of the library, read and check every tool's

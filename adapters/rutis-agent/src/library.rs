@@ -63,9 +63,9 @@ pub struct ToolLibrary {
 
 impl ToolLibrary {
     /// Open a private copy of the library at `path` (see
-    /// [`yohost::engines::dylib::private_copy`]) and find its symbols.
+    /// [`yohost::adapter::dylib::private_copy`]) and find its symbols.
     pub fn open(path: &Path) -> Result<Self, OpenError> {
-        let private = yohost::engines::dylib::private_copy(path).map_err(OpenError::Copy)?;
+        let private = yohost::adapter::dylib::private_copy(path).map_err(OpenError::Copy)?;
         // SAFETY: loading a library runs its initializers; tool libraries are
         // trusted code by design, like yohost's own dylibs.
         let library = unsafe { libloading::Library::new(&private) }.map_err(OpenError::Load)?;

@@ -2,7 +2,7 @@
 //! `call_tool` hooks.
 //!
 //! The schemas are read and checked once, at load. Invocations run on a
-//! worker thread of the plugin's own ([`yohost::worker`]), never on the async
+//! worker thread of the plugin's own ([`yohost::adapter::worker`]), never on the async
 //! runtime: a tool that blocks or hangs is abandoned at the call's deadline
 //! (the host's) and its worker retired, as for yohost's own dylibs.
 
@@ -12,10 +12,9 @@ use crate::schema::{check_unique, parse_tool, SchemaError, MAX_SCHEMA_BYTES, MAX
 use serde_json::Value;
 use std::ffi::CString;
 use std::sync::Arc;
+use yohost::adapter::worker::WorkerSlot;
+use yohost::adapter::Candidate;
 use yohost::contract::{Hook, HookCall, HookReply, RunInfo, ToolSpec};
-use yohost::discovery::Candidate;
-use yohost::worker::WorkerSlot;
-use yohost::Ecosystem;
 use yohost::{CallError, CallLimits, LoadError, Loaded, Plugin, PluginRun};
 
 /// The longest name `rutis_plugin_name` may return, in bytes.
@@ -52,7 +51,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     })));
     let mut loaded = Loaded::new(plugin, [Hook::Tools, Hook::CallTool]);
     loaded.name = name.filter(|n| !n.trim().is_empty());
-    loaded.ecosystem = Some(Ecosystem::RutisAgent);
+    loaded.ecosystem = Some(crate::ECOSYSTEM);
     Ok(loaded)
 }
 
@@ -111,7 +110,9 @@ impl PluginRun for ToolRun {
                 let library = Arc::clone(&tools.library);
                 let returned = tools
                     .worker
-                    .run(move || library.invoke(index, &json, yohost::limits::MAX_REPLY_BYTES))
+                    .run(move || {
+                        library.invoke(index, &json, yohost::adapter::limits::MAX_REPLY_BYTES)
+                    })
                     .await
                     .map_err(|e| CallError::Crashed(e.to_string()))?;
                 tool_reply(returned).map(|reply| reply.to_json())

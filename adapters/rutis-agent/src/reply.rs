@@ -25,7 +25,7 @@ pub fn tool_reply(returned: Returned) -> Result<ToolReply, CallError> {
         Returned::Null => return Err(bad("the tool returned no result (a null pointer)")),
         Returned::TooLong => {
             return Err(CallError::ReplyTooLarge(
-                yohost::limits::MAX_REPLY_BYTES + 1,
+                yohost::adapter::limits::MAX_REPLY_BYTES + 1,
             ))
         }
         Returned::Bytes(bytes) => bytes,

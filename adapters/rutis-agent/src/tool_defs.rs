@@ -34,7 +34,6 @@ use std::sync::Arc;
 use tokio::task::AbortHandle;
 use yohost::contract::{Hook, HookCall, HookReply, RunInfo, ToolReply, ToolSpec};
 use yohost::manifest::Manifest;
-use yohost::Ecosystem;
 use yohost::{CallError, CallLimits, EngineKind, LoadedPlugin, Plugin, PluginRun};
 
 /// A runner: rutis-agent's `ToolDef::run`.
@@ -79,12 +78,12 @@ pub fn plugin(
     let plugin = Arc::new(Defs(Arc::new((tools, defs))));
     let mut loaded = LoadedPlugin::new(
         name,
-        EngineKind::Native,
+        EngineKind::NATIVE,
         plugin,
         [Hook::Tools, Hook::CallTool],
     );
     loaded.file = format!("<rutis-agent:{name}>").into();
-    loaded.ecosystem = Ecosystem::RutisAgent;
+    loaded.ecosystem = crate::ECOSYSTEM;
     loaded.manifest = manifest;
     Ok(loaded)
 }

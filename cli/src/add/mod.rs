@@ -125,10 +125,11 @@ pub fn remove(args: RemoveArgs) -> Result<ExitCode, String> {
     if args.name.is_empty() || args.name.starts_with('.') || args.name.contains(['/', '\\']) {
         return Err(format!("`{}` is not a plugin's name", escaped(&args.name)));
     }
-    let found = yohost::discovery::scan(&args.from)
+    let found = crate::adapter_table()
+        .scan(&args.from)
         .map_err(|e| format!("cannot read {}: {e}", args.from.display()))?;
     let root = found.into_iter().find_map(|found| match found {
-        yohost::discovery::Found::Plugin(candidate) if candidate.name == args.name => {
+        yohost::adapter::Found::Plugin(candidate) if candidate.name == args.name => {
             Some(candidate.root)
         }
         _ => None,

@@ -1,5 +1,5 @@
 //! npm, as `add` runs it: in the kernel sandbox that plugin processes run
-//! in (`yohost::sandbox::ProcessSandbox::for_host_tool`), so that it may
+//! in (`yohost::adapter::sandbox::ProcessSandbox::for_host_tool`), so that it may
 //! write only the stage and its cache, read the user's home (its
 //! `.npmrc`) and the system, and start nothing it could not start there.
 //! It never reads configuration that the package controls: the package's
@@ -16,8 +16,8 @@ use crate::output::escaped;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use yohost::adapter::sandbox::ProcessSandbox;
 use yohost::manifest::{Capabilities, Network};
-use yohost::sandbox::ProcessSandbox;
 
 /// The longest npm may take for one command: ten minutes.
 const NPM_DEADLINE: Duration = Duration::from_secs(600);

@@ -112,9 +112,13 @@ pub fn runtime() -> tokio::runtime::Runtime {
 /// Bench a cold load of the only plugin in `dir`, named `name` in the
 /// `load` group: discovery's candidate, loaded afresh each time.
 pub fn cold_load_group(c: &mut Criterion, dir: &Path, name: &str, samples: usize, seconds: u64) {
-    let candidate = match yohost::discovery::scan(dir).unwrap().remove(0) {
-        yohost::discovery::Found::Plugin(candidate) => candidate,
-        yohost::discovery::Found::Refused { reason, .. } => panic!("{reason}"),
+    let candidate = match yohost::adapter::Adapters::default()
+        .scan(dir)
+        .unwrap()
+        .remove(0)
+    {
+        yohost::adapter::Found::Plugin(candidate) => candidate,
+        yohost::adapter::Found::Refused { reason, .. } => panic!("{reason}"),
     };
     let mut group = c.benchmark_group("load");
     group
@@ -122,7 +126,11 @@ pub fn cold_load_group(c: &mut Criterion, dir: &Path, name: &str, samples: usize
         .measurement_time(std::time::Duration::from_secs(seconds))
         .warm_up_time(std::time::Duration::from_secs(1));
     group.bench_function(format!("{name} (cold)"), |b| {
-        b.iter(|| yohost::engines::load(&yohost::adapter::Adapters::default(), &candidate).unwrap())
+        b.iter(|| {
+            yohost::adapter::Adapters::default()
+                .load(&candidate)
+                .unwrap()
+        })
     });
     group.finish();
 }

@@ -34,23 +34,17 @@ pub mod python;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
-/// Load a candidate through the table entry for its (engine, ecosystem)
-/// pair; a pair with no entry is refused.
-pub fn load(adapters: &Adapters, candidate: &Candidate) -> Result<Loaded, LoadError> {
-    adapters.load(candidate)
-}
-
 impl Default for Adapters {
     /// The built-in set: yohost's own plugins on every engine. Foreign
     /// ecosystems come from adapter crates.
     fn default() -> Self {
         let mut adapters = Adapters::empty();
         for engine in [
-            EngineKind::Dylib,
-            EngineKind::Wasm,
-            EngineKind::Js,
-            EngineKind::Python,
-            EngineKind::Node,
+            EngineKind::DYLIB,
+            EngineKind::WASM,
+            EngineKind::JS,
+            EngineKind::PYTHON,
+            EngineKind::NODE,
         ] {
             adapters.register(Arc::new(Own(engine)));
         }
@@ -67,17 +61,17 @@ impl Adapter for Own {
     }
 
     fn ecosystem(&self) -> Ecosystem {
-        Ecosystem::Yohost
+        Ecosystem::YOHOST
     }
 
     fn available(&self) -> Result<(), String> {
         match self.0 {
             #[cfg(feature = "node")]
-            EngineKind::Node => node::node()
+            EngineKind::NODE => node::node()
                 .map(|_| ())
                 .map_err(|missing| missing.to_string()),
             #[cfg(not(feature = "node"))]
-            EngineKind::Node => Err(
+            EngineKind::NODE => Err(
                 "this host was built without the `node` feature, which runs the Node engine".into(),
             ),
             _ => Ok(()),
@@ -88,39 +82,38 @@ impl Adapter for Own {
         #[cfg_attr(not(any(feature = "wasm", feature = "js")), allow(unused_variables))]
         let grants = grants;
         match self.0 {
-            EngineKind::Native | EngineKind::Mcp => {
-                Err(LoadError::UnknownFile(candidate.entry.clone()))
-            }
-            EngineKind::Dylib => {
+            EngineKind::DYLIB => {
                 #[cfg(feature = "dylib")]
                 return dylib::load(candidate);
                 #[cfg(not(feature = "dylib"))]
                 return Err(missing(candidate, "dylib"));
             }
-            EngineKind::Wasm => {
+            EngineKind::WASM => {
                 #[cfg(feature = "wasm")]
                 return wasm::load(candidate, &grants);
                 #[cfg(not(feature = "wasm"))]
                 return Err(missing(candidate, "wasm"));
             }
-            EngineKind::Js => {
+            EngineKind::JS => {
                 #[cfg(feature = "js")]
                 return js::load(candidate, grants);
                 #[cfg(not(feature = "js"))]
                 return Err(missing(candidate, "js"));
             }
-            EngineKind::Node => {
+            EngineKind::NODE => {
                 #[cfg(feature = "node")]
                 return node::load(candidate, grants);
                 #[cfg(not(feature = "node"))]
                 return Err(missing(candidate, "node"));
             }
-            EngineKind::Python => {
+            EngineKind::PYTHON => {
                 #[cfg(feature = "python")]
                 return python::load(candidate);
                 #[cfg(not(feature = "python"))]
                 return Err(missing(candidate, "python"));
             }
+            // Registered only for the engines above.
+            _ => Err(LoadError::UnknownFile(candidate.entry.clone())),
         }
     }
 }

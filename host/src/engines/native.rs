@@ -33,7 +33,7 @@ impl NativePlugin {
         let plugin = Arc::new(NativePlugin {
             handler: Arc::new(handler),
         });
-        let mut loaded = LoadedPlugin::new(name, EngineKind::Native, plugin, hooks.iter().copied());
+        let mut loaded = LoadedPlugin::new(name, EngineKind::NATIVE, plugin, hooks.iter().copied());
         loaded.manifest = manifest;
         loaded
     }

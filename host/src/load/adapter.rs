@@ -20,14 +20,16 @@
 //! ecosystem) pair, once the (node, yohost) entry says Node is
 //! [available](Adapter::available).
 
-use crate::load::discovery::Candidate;
+use crate::load::discovery::{entries, inspect, Candidate, FolderEntry, Found};
 use crate::load::error::LoadError;
 use crate::load::grants::{Access, GrantError, Grants};
 use crate::load::loaded::Loaded;
 use crate::load::manifest::EngineChoice;
 use crate::load::routing::{NodeNeeds, Routed};
-use crate::model::Ecosystem;
-use crate::model::EngineKind;
+use crate::load::source::read_text;
+use crate::model::ids::check_id;
+use crate::model::limits::MAX_SOURCE_BYTES;
+use crate::model::{Ecosystem, EngineKind, KnownEcosystem, KNOWN_ECOSYSTEMS};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,6 +53,23 @@ pub trait Adapter: Send + Sync {
     /// the file's code (read its bytes, bounded). Default: never.
     fn recognises(&self, _candidate: &Candidate) -> bool {
         false
+    }
+
+    /// Claim an entry of the plugin directory (a file or a folder) as this
+    /// ecosystem's, before the host's own rules read it: its plugins (one
+    /// file may hold several, as an MCP configuration does), each made with
+    /// [`Candidate::new`], or why it is refused. `None` leaves the entry to
+    /// the other adapters, then to the host. It must not run the entry's
+    /// code. Default: none.
+    fn discover(&self, _entry: &Path) -> Option<Vec<Found>> {
+        None
+    }
+
+    /// The entry file of a folder whose manifest names none, as this
+    /// ecosystem lays its packages out (a pi package's first extension).
+    /// Default: none.
+    fn folder_entry(&self, _folder: &Path) -> Option<FolderEntry> {
+        None
     }
 
     /// Whether this adapter's engine can run on this machine, or why not,
@@ -115,15 +134,40 @@ pub(crate) fn open_grants(candidate: &Candidate) -> Result<Grants, LoadError> {
     }
 }
 
-/// The crate that serves an ecosystem's plugins, for refusals.
-pub fn serving_crate(ecosystem: Ecosystem) -> &'static str {
-    match ecosystem {
-        Ecosystem::Yohost => "yohost",
-        Ecosystem::Pi => "yohost-adapter-pi",
-        Ecosystem::Dsh => "yohost-adapter-dsh",
-        Ecosystem::RutisAgent => "yohost-adapter-rutis-agent",
-        Ecosystem::Mcp => "yohost-adapter-mcp",
+/// The crate that serves an ecosystem's plugins, when yohost knows of it
+/// ([`KNOWN_ECOSYSTEMS`]).
+pub fn serving_crate(ecosystem: Ecosystem) -> Option<&'static str> {
+    known(ecosystem).map(|k| k.serving_crate)
+}
+
+fn known(ecosystem: Ecosystem) -> Option<&'static KnownEcosystem> {
+    KNOWN_ECOSYSTEMS.iter().find(|k| k.ecosystem == ecosystem)
+}
+
+/// Whether an entry's file name is one of `patterns` (`*` stands for any
+/// name: `*.mcp.json`), or it is a folder holding a file of a plain one.
+fn bears_file_mark(entry: &Path, patterns: &[&str]) -> bool {
+    let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    patterns
+        .iter()
+        .any(|pattern| match pattern.strip_prefix('*') {
+            Some(suffix) => name.len() > suffix.len() && name.ends_with(suffix),
+            None => name == *pattern || entry.join(pattern).is_file(),
+        })
+}
+
+/// The plugins an adapter discovered, of its `ecosystem` unless their
+/// manifest names another.
+fn owned(ecosystem: Ecosystem, mut found: Vec<Found>) -> Vec<Found> {
+    for candidate in found.iter_mut().filter_map(|f| match f {
+        Found::Plugin(candidate) => Some(candidate),
+        Found::Refused { .. } => None,
+    }) {
+        if candidate.manifest.ecosystem.is_none() {
+            candidate.ecosystem = ecosystem;
+        }
     }
+    found
 }
 
 /// The table of adapters, one per (engine, ecosystem) pair.
@@ -148,9 +192,19 @@ impl Adapters {
         }
     }
 
-    /// Add `adapter`, replacing any entry for its (engine, ecosystem) pair.
+    /// Add `adapter`, replacing any entry for its (engine, ecosystem)
+    /// pair; its ecosystem's id reads in manifests from now on.
+    ///
+    /// # Panics
+    ///
+    /// When the adapter's engine or ecosystem id is not an id (lowercase
+    /// ASCII letters, digits and hyphens, starting with a letter, at most
+    /// 32 bytes): ids are constants of the adapter's crate.
     pub fn register(&mut self, adapter: Arc<dyn Adapter>) {
         let (engine, ecosystem) = (adapter.engine(), adapter.ecosystem());
+        if let Err(problem) = check_id(engine.as_str()).and_then(|()| ecosystem.register()) {
+            panic!("an adapter's id is malformed: {problem}");
+        }
         self.entries.insert(
             (engine.as_str(), ecosystem.as_str()),
             Entry {
@@ -168,20 +222,133 @@ impl Adapters {
             .map(|e| &e.adapter)
     }
 
+    /// Every plugin of `dir`, in the order of the entries' names. An entry
+    /// that an adapter [discovers](Adapter::discover) is that adapter's,
+    /// of its ecosystem unless a manifest names another (each ecosystem's
+    /// adapters are asked once, in the order of their ids); an entry bearing the file marks of a known ecosystem that no
+    /// adapter here serves is refused, naming the crate; any other is read
+    /// by the host's rules, with the entries adapters
+    /// [propose](Adapter::folder_entry) for folders. Only a directory that
+    /// cannot be read is an error.
+    pub fn scan(&self, dir: &Path) -> std::io::Result<Vec<Found>> {
+        let mut asked: Vec<Ecosystem> = Vec::new();
+        let foreign: Vec<&Arc<dyn Adapter>> = self
+            .entries
+            .values()
+            .filter(|e| e.ecosystem != Ecosystem::YOHOST)
+            .filter(|e| {
+                let first = !asked.contains(&e.ecosystem);
+                asked.push(e.ecosystem);
+                first
+            })
+            .map(|e| &e.adapter)
+            .collect();
+        let proposals = |folder: &Path| -> Vec<FolderEntry> {
+            foreign
+                .iter()
+                .filter_map(|a| a.folder_entry(folder))
+                .collect()
+        };
+        Ok(entries(dir)?
+            .iter()
+            .flat_map(|path| {
+                foreign
+                    .iter()
+                    .find_map(|a| Some(owned(a.ecosystem(), a.discover(path)?)))
+                    .or_else(|| self.unserved_file(path).map(|found| vec![found]))
+                    .unwrap_or_else(|| vec![inspect(path, &proposals)])
+            })
+            .collect())
+    }
+
+    /// The refusal of an entry that bears the file marks of a known
+    /// ecosystem no adapter here serves, if it does.
+    fn unserved_file(&self, path: &Path) -> Option<Found> {
+        let unserved = KNOWN_ECOSYSTEMS
+            .iter()
+            .filter(|k| !self.serves(k.ecosystem))
+            .find(|k| bears_file_mark(path, k.files))?;
+        let name = path.file_name()?.to_string_lossy();
+        let name = name.split('.').next().unwrap_or(&name).to_string();
+        Some(Found::Refused {
+            name,
+            file: path.to_path_buf(),
+            reason: LoadError::Unserved {
+                path: path.to_path_buf(),
+                ecosystem: unserved.ecosystem,
+                serving: self.serving(unserved.ecosystem),
+            },
+        })
+    }
+
+    /// Whether any adapter here serves `ecosystem`.
+    fn serves(&self, ecosystem: Ecosystem) -> bool {
+        self.entries.values().any(|e| e.ecosystem == ecosystem)
+    }
+
     /// Give a candidate whose manifest names no ecosystem to the first
     /// foreign adapter of its engine that recognises it (in the order of
-    /// ecosystem names). A manifest's `ecosystem` always wins.
-    pub fn classify(&self, candidate: &mut Candidate) {
-        if candidate.manifest.ecosystem.is_some() || candidate.ecosystem != Ecosystem::Yohost {
-            return;
+    /// ecosystem ids). A JavaScript or TypeScript plugin that no adapter
+    /// recognises, but that bears the package marks of a known ecosystem
+    /// no adapter serves on its engine, is given that ecosystem, so that it
+    /// is refused naming the crate rather than loaded as yohost's; one
+    /// whose source cannot be read is refused, not guessed. A manifest's
+    /// `ecosystem` always wins.
+    pub fn classify(&self, candidate: &mut Candidate) -> Result<(), LoadError> {
+        if candidate.manifest.ecosystem.is_some() || candidate.ecosystem != Ecosystem::YOHOST {
+            return Ok(());
         }
-        if let Some(entry) = self.entries.values().find(|e| {
-            e.engine == candidate.engine
-                && e.ecosystem != Ecosystem::Yohost
-                && e.adapter.recognises(candidate)
-        }) {
-            candidate.ecosystem = entry.ecosystem;
+        let source = match [EngineKind::JS, EngineKind::NODE].contains(&candidate.engine) {
+            true => Some(
+                read_text(&candidate.entry, MAX_SOURCE_BYTES).map_err(|problem| {
+                    LoadError::Unreadable {
+                        path: candidate.entry.clone(),
+                        problem,
+                    }
+                })?,
+            ),
+            false => None,
+        };
+        let recognised = self
+            .entries
+            .values()
+            .find(|e| {
+                e.engine == candidate.engine
+                    && e.ecosystem != Ecosystem::YOHOST
+                    && e.adapter.recognises(candidate)
+            })
+            .map(|e| e.ecosystem);
+        let unserved = || self.unserved_packages(candidate, source.as_deref()?);
+        if let Some(ecosystem) = recognised.or_else(unserved) {
+            candidate.ecosystem = ecosystem;
         }
+        Ok(())
+    }
+
+    /// The known ecosystem with no adapter on the candidate's engine whose
+    /// packages its `source` imports or its `package.json` depends on, if
+    /// any.
+    fn unserved_packages(&self, candidate: &Candidate, source: &str) -> Option<Ecosystem> {
+        let unserved: Vec<&KnownEcosystem> = KNOWN_ECOSYSTEMS
+            .iter()
+            .filter(|k| !k.packages.is_empty() && self.get(candidate.engine, k.ecosystem).is_none())
+            .collect();
+        if unserved.is_empty() {
+            return None;
+        }
+        let package = match candidate.root.is_dir() {
+            true => read_text(&candidate.root.join("package.json"), MAX_SOURCE_BYTES)
+                .unwrap_or_default(),
+            false => String::new(),
+        };
+        unserved
+            .iter()
+            .find(|k| {
+                k.packages.iter().any(|prefix| {
+                    source.contains(prefix) || package.contains(&format!("\"{prefix}"))
+                })
+            })
+            .map(|k| k.ecosystem)
     }
 
     /// Load a candidate through the entry for its (engine, ecosystem) pair.
@@ -214,7 +381,7 @@ impl Adapters {
             path: candidate.entry.clone(),
             message,
         };
-        if candidate.engine != EngineKind::Js || candidate.manifest.engine == EngineChoice::Embedded
+        if candidate.engine != EngineKind::JS || candidate.manifest.engine == EngineChoice::Embedded
         {
             return Err(refused(format!(
                 "{needs} (`engine = \"embedded\"` in its plugin.toml keeps it off Node)"
@@ -228,7 +395,7 @@ impl Adapters {
             Err(why_not) => return Err(refused(format!("{needs}; {why_not}"))),
         };
         let on_node = Candidate {
-            engine: EngineKind::Node,
+            engine: EngineKind::NODE,
             ..candidate.clone()
         };
         let mut loaded = adapter
@@ -238,7 +405,7 @@ impl Adapters {
                 error: Box::new(error),
             })?;
         loaded.routed = Some(Routed {
-            engine: EngineKind::Node,
+            engine: EngineKind::NODE,
             because: needs.to_string(),
         });
         Ok(loaded)
@@ -247,8 +414,8 @@ impl Adapters {
     /// The adapter that runs `ecosystem`'s plugins on Node, or why there is
     /// none here.
     fn node_adapter(&self, ecosystem: Ecosystem) -> Result<&Arc<dyn Adapter>, String> {
-        self.available(EngineKind::Node)?;
-        self.get(EngineKind::Node, ecosystem).ok_or_else(|| {
+        self.available(EngineKind::NODE)?;
+        self.get(EngineKind::NODE, ecosystem).ok_or_else(|| {
             format!(
                 "it would run on Node, where no adapter serves {} plugins ({})",
                 ecosystem.as_str(),
@@ -281,7 +448,7 @@ impl Adapters {
     /// Whether `engine` can run here, as its (engine, yohost) entry says;
     /// an engine with no such entry is not built into this host.
     fn available(&self, engine: EngineKind) -> Result<(), String> {
-        match self.get(engine, Ecosystem::Yohost) {
+        match self.get(engine, Ecosystem::YOHOST) {
             Some(adapter) => adapter.available(),
             None => Err(format!(
                 "this host has no {} engine registered",
@@ -300,10 +467,15 @@ impl Adapters {
             .map(|e| e.engine.as_str())
             .collect();
         if engines.is_empty() {
-            format!(
-                "register the adapter crate `{}` with PluginHost::builder(dir).adapter(..)",
-                serving_crate(ecosystem)
-            )
+            match serving_crate(ecosystem) {
+                Some(crate_name) => format!(
+                    "register the adapter crate `{crate_name}` with PluginHost::builder(dir).adapter(..)"
+                ),
+                None => format!(
+                    "register the adapter crate that serves `{}` with PluginHost::builder(dir).adapter(..)",
+                    ecosystem.as_str()
+                ),
+            }
         } else {
             format!(
                 "this host loads {} plugins only on the {} engine",
@@ -319,6 +491,9 @@ mod tests {
     use super::*;
     use crate::load::manifest::Manifest;
     use std::path::PathBuf;
+
+    const RUTIS: Ecosystem = Ecosystem::new("rutis-agent");
+    const PI: Ecosystem = Ecosystem::new("pi");
 
     fn candidate(engine: EngineKind, ecosystem: Option<Ecosystem>) -> Candidate {
         let manifest = Manifest {
@@ -343,10 +518,10 @@ mod tests {
 
     impl Adapter for Claims {
         fn engine(&self) -> EngineKind {
-            EngineKind::Dylib
+            EngineKind::DYLIB
         }
         fn ecosystem(&self) -> Ecosystem {
-            Ecosystem::RutisAgent
+            RUTIS
         }
         fn load(&self, candidate: &Candidate, _grants: Grants) -> Result<Loaded, LoadError> {
             Err(LoadError::Refused {
@@ -363,21 +538,21 @@ mod tests {
     fn a_pair_with_no_entry_is_refused_naming_ecosystem_engine_and_crate() {
         let table = Adapters::default();
         let err = table
-            .load(&candidate(EngineKind::Dylib, Some(Ecosystem::RutisAgent)))
+            .load(&candidate(EngineKind::DYLIB, Some(RUTIS)))
             .err()
             .expect("refused");
         assert!(matches!(
             err,
             LoadError::NoAdapter {
-                ecosystem: Ecosystem::RutisAgent,
-                engine: EngineKind::Dylib,
+                ecosystem,
+                engine,
                 ..
-            }
+            } if ecosystem == RUTIS && engine == EngineKind::DYLIB
         ));
         let text = err.to_string();
         assert!(text.contains("yohost-adapter-rutis-agent"), "{text}");
         let err = table
-            .load(&candidate(EngineKind::Python, Some(Ecosystem::Pi)))
+            .load(&candidate(EngineKind::PYTHON, Some(PI)))
             .err()
             .expect("refused");
         assert!(err.to_string().contains("yohost-adapter-pi"), "{err}");
@@ -387,17 +562,17 @@ mod tests {
     fn a_registered_adapter_serves_its_pair_and_recognises_unnamed_files_only() {
         let mut table = Adapters::default();
         table.register(Arc::new(Claims));
-        let mut plain = candidate(EngineKind::Dylib, None);
-        table.classify(&mut plain);
-        assert_eq!(plain.ecosystem, Ecosystem::RutisAgent);
+        let mut plain = candidate(EngineKind::DYLIB, None);
+        table.classify(&mut plain).unwrap();
+        assert_eq!(plain.ecosystem, RUTIS);
         let err = table.load(&plain).err().expect("refused by the adapter");
         assert!(err.to_string().contains("reached the claiming adapter"));
 
-        let mut named = candidate(EngineKind::Dylib, Some(Ecosystem::Yohost));
-        table.classify(&mut named);
-        assert_eq!(named.ecosystem, Ecosystem::Yohost, "the manifest wins");
-        let mut wasm = candidate(EngineKind::Wasm, None);
-        table.classify(&mut wasm);
-        assert_eq!(wasm.ecosystem, Ecosystem::Yohost, "another engine's file");
+        let mut named = candidate(EngineKind::DYLIB, Some(Ecosystem::YOHOST));
+        table.classify(&mut named).unwrap();
+        assert_eq!(named.ecosystem, Ecosystem::YOHOST, "the manifest wins");
+        let mut wasm = candidate(EngineKind::WASM, None);
+        table.classify(&mut wasm).unwrap();
+        assert_eq!(wasm.ecosystem, Ecosystem::YOHOST, "another engine's file");
     }
 }

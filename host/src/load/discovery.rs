@@ -31,7 +31,6 @@
 use crate::load::error::LoadError;
 use crate::load::grants::data_folders;
 use crate::load::manifest::{check_name, EngineChoice, Manifest, NameError, MANIFEST_FILE};
-pub use crate::load::pi_package::{depends_on_pi, pi_extensions};
 use crate::load::source::{kind_of, read_text, ReadError};
 use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::Ecosystem;
@@ -137,10 +136,10 @@ impl Found {
 /// (a helper folder, notes), one name a line; `#` starts a comment.
 pub const IGNORE_FILE: &str = ".yohostignore";
 
-/// The entries of `dir` that may be plugins: not passed over by their
-/// names (dot files, `node_modules`, notes) and not named in its
-/// [`IGNORE_FILE`].
-fn entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+/// The entries of `dir` that may be plugins, sorted by name: not passed
+/// over by their names (dot files, `node_modules`, notes) and not named in
+/// its [`IGNORE_FILE`].
+pub(crate) fn entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let ignored: Vec<String> = read_text(&dir.join(IGNORE_FILE), 64 << 10)
         .map(|text| {
             text.lines()
@@ -150,160 +149,49 @@ fn entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
                 .collect()
         })
         .unwrap_or_default();
-    Ok(std::fs::read_dir(dir)?
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| !passed_over(p))
         .filter(|p| {
             let name = p.file_name().unwrap_or_default().to_string_lossy();
             !ignored.iter().any(|ignored| *ignored == name)
         })
-        .collect())
-}
-
-/// Every entry of `dir`, sorted by file name.
-pub fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {
-    let mut entries = entries(dir)?;
+        .collect();
     entries.sort();
-    Ok(entries
-        .into_iter()
-        .flat_map(|path| match mcp_file(&path) {
-            Some(file) => inspect_mcp(&path, &file),
-            None => vec![inspect(&path)],
-        })
-        .collect())
+    Ok(entries)
 }
 
-/// The name of a folder's MCP configuration file.
-pub const MCP_FILE: &str = "mcp.json";
-
-/// How the name of an MCP configuration file in the plugin directory ends.
-pub const MCP_SUFFIX: &str = ".mcp.json";
-
-/// The MCP configuration file of a directory entry, if it is an MCP one: a
-/// `*.mcp.json` file, or a folder's `mcp.json`.
-fn mcp_file(path: &Path) -> Option<PathBuf> {
-    let name = path.file_name()?.to_str()?;
-    if path.is_dir() {
-        let file = path.join(MCP_FILE);
-        file.is_file().then_some(file)
-    } else {
-        name.ends_with(MCP_SUFFIX).then(|| path.to_path_buf())
-    }
+/// An entry file an adapter proposes for a folder whose manifest names
+/// none ([`Adapter::folder_entry`](crate::load::adapter::Adapter::folder_entry)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderEntry {
+    /// The file, inside the folder.
+    pub path: PathBuf,
+    /// Whether it goes before the folder's `index.ts` and the like (a pi
+    /// package's `pi` field does); else it comes after them.
+    pub before_index: bool,
 }
 
-/// The servers of an MCP configuration `file` (which is the entry `root`
-/// or inside it), each a candidate named after its key, in the order of
-/// their names. A file that cannot
-/// be read or is not in the `mcpServers` format is one refused entry.
-fn inspect_mcp(root: &Path, file: &Path) -> Vec<Found> {
-    let name = stem_name(root);
-    let name = name.strip_suffix(".mcp").unwrap_or(&name).to_string();
-    match mcp_candidates(root, file) {
-        Ok(found) => found,
-        Err(reason) => vec![Found::Refused {
+/// One entry of the plugin directory as the host's own rules read it: a
+/// file of a built-in engine, or a folder with a manifest or an obvious
+/// entry. `proposals` gives the entries adapters propose for a folder.
+pub(crate) fn inspect(path: &Path, proposals: &dyn Fn(&Path) -> Vec<FolderEntry>) -> Found {
+    let name = stem_name(path);
+    match inspect_entry(path, &name, proposals) {
+        Ok(candidate) => Found::Plugin(Box::new(candidate)),
+        Err(reason) => Found::Refused {
             name,
-            file: root.to_path_buf(),
+            file: path.to_path_buf(),
             reason,
-        }],
+        },
     }
-}
-
-fn mcp_candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
-    let invalid = |message: String| LoadError::Invalid {
-        path: file.to_path_buf(),
-        message,
-    };
-    let text = read_text(file, MAX_SOURCE_BYTES).map_err(|problem| LoadError::Unreadable {
-        path: file.to_path_buf(),
-        problem,
-    })?;
-    let config: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
-    const SHAPE: &str =
-        r#"the common format is {"mcpServers": {"NAME": {"command": "...", "args": [...]}}}"#;
-    let servers = config
-        .get("mcpServers")
-        .and_then(serde_json::Value::as_object)
-        .ok_or_else(|| invalid(format!("has no `mcpServers` object: {SHAPE}")))?;
-    if servers.is_empty() {
-        return Err(invalid(format!(
-            "names no server under `mcpServers`: {SHAPE}"
-        )));
-    }
-    let manifest_path = root.join(MANIFEST_FILE);
-    let manifest = if root.is_dir() {
-        Manifest::read(&manifest_path).map_err(|problem| LoadError::Manifest {
-            path: manifest_path.clone(),
-            problem,
-        })?
-    } else {
-        Manifest::default()
-    };
-    if let Some(unknown) = manifest.servers.keys().find(|k| !servers.contains_key(*k)) {
-        return Err(LoadError::Invalid {
-            path: manifest_path,
-            message: format!("[servers.{unknown}] names no server of {}", file.display()),
-        });
-    }
-    let mut fingerprint = Vec::new();
-    if root.is_dir() {
-        let data = data_folders(root, &manifest.capabilities);
-        collect_files(root, &mut fingerprint, 0, &data);
-    } else {
-        fingerprint.push(stat(root));
-    }
-    fingerprint.sort();
-    // In the order of their names, whatever order the file lists them in
-    // (and whether or not this build's JSON maps keep it).
-    let mut keys: Vec<&String> = servers.keys().collect();
-    keys.sort();
-    Ok(keys
-        .into_iter()
-        .map(|key| {
-            let mut own = match manifest.servers.get(key) {
-                Some(server) => server.clone(),
-                None => Manifest {
-                    servers: Default::default(),
-                    ..manifest.clone()
-                },
-            };
-            let mut server = || {
-                if own.name.is_some() {
-                    return Err(LoadError::Invalid {
-                        path: manifest_path.clone(),
-                        message: format!("an MCP server is named after its key in `mcpServers` (`{key}`); remove `name`"),
-                    });
-                }
-                match own.ecosystem.replace(Ecosystem::Mcp) {
-                    None | Some(Ecosystem::Mcp) => {}
-                    Some(other) => {
-                        return Err(LoadError::Invalid {
-                            path: manifest_path.clone(),
-                            message: format!("`ecosystem = \"{}\"` does not apply to the MCP server `{key}`", other.as_str()),
-                        })
-                    }
-                }
-                candidate(key, root, file.to_path_buf(), EngineKind::Mcp, own.clone(), fingerprint.clone())
-            };
-            match server() {
-                Ok(candidate) => Found::Plugin(Box::new(candidate)),
-                Err(reason) => Found::Refused {
-                    name: key.clone(),
-                    file: root.to_path_buf(),
-                    reason,
-                },
-            }
-        })
-        .collect())
 }
 
 /// The folders of `dir` that may be plugins, sorted by name.
 pub fn scan_folders(dir: &Path) -> Vec<PathBuf> {
-    let mut folders: Vec<PathBuf> = entries(dir)
+    entries(dir)
         .map(|entries| entries.into_iter().filter(|p| p.is_dir()).collect())
-        .unwrap_or_default();
-    folders.sort();
-    folders
+        .unwrap_or_default()
 }
 
 /// A quick summary of the directory's top level, to notice a change
@@ -318,9 +206,10 @@ pub fn top_level_fingerprint(dir: &Path) -> Fingerprint {
     out
 }
 
-/// Size and modification time, following symlinks (`stat` never opens the
-/// file, so a FIFO cannot block it).
-fn stat(path: &Path) -> (PathBuf, u64, Option<SystemTime>) {
+/// A file's size and modification time, following symlinks: what a
+/// fingerprint records of it (`stat` never opens the file, so a FIFO
+/// cannot block it).
+pub fn stat(path: &Path) -> (PathBuf, u64, Option<SystemTime>) {
     let meta = std::fs::metadata(path).ok();
     (
         path.to_path_buf(),
@@ -372,10 +261,10 @@ fn build_hint(entry: &Path) -> String {
 /// The engine for a file, by its extension.
 pub fn engine_for(path: &Path) -> Option<EngineKind> {
     match path.extension()?.to_str()? {
-        "so" | "dylib" | "dll" => Some(EngineKind::Dylib),
-        "wasm" => Some(EngineKind::Wasm),
-        "ts" | "mts" | "js" | "mjs" => Some(EngineKind::Js),
-        "py" => Some(EngineKind::Python),
+        "so" | "dylib" | "dll" => Some(EngineKind::DYLIB),
+        "wasm" => Some(EngineKind::WASM),
+        "ts" | "mts" | "js" | "mjs" => Some(EngineKind::JS),
+        "py" => Some(EngineKind::PYTHON),
         _ => None,
     }
 }
@@ -397,19 +286,11 @@ fn stem_name(path: &Path) -> String {
     }
 }
 
-fn inspect(path: &Path) -> Found {
-    let name = stem_name(path);
-    match inspect_entry(path, &name) {
-        Ok(candidate) => Found::Plugin(Box::new(candidate)),
-        Err(reason) => Found::Refused {
-            name,
-            file: path.to_path_buf(),
-            reason,
-        },
-    }
-}
-
-fn inspect_entry(path: &Path, name: &str) -> Result<Candidate, LoadError> {
+fn inspect_entry(
+    path: &Path,
+    name: &str,
+    proposals: &dyn Fn(&Path) -> Vec<FolderEntry>,
+) -> Result<Candidate, LoadError> {
     if path.file_name().and_then(|n| n.to_str()).is_none() {
         return Err(LoadError::BadName {
             path: path.to_path_buf(),
@@ -422,7 +303,7 @@ fn inspect_entry(path: &Path, name: &str) -> Result<Candidate, LoadError> {
         problem: e.into(),
     })?;
     if meta.is_dir() {
-        return inspect_folder(path, name);
+        return inspect_folder(path, name, proposals);
     }
     if !meta.is_file() {
         return Err(LoadError::Unreadable {
@@ -431,7 +312,7 @@ fn inspect_entry(path: &Path, name: &str) -> Result<Candidate, LoadError> {
         });
     }
     let engine = engine_for(path).ok_or_else(|| LoadError::UnknownFile(path.to_path_buf()))?;
-    candidate(
+    Candidate::new(
         name,
         path,
         path.to_path_buf(),
@@ -441,7 +322,11 @@ fn inspect_entry(path: &Path, name: &str) -> Result<Candidate, LoadError> {
     )
 }
 
-fn inspect_folder(dir: &Path, folder_name: &str) -> Result<Candidate, LoadError> {
+fn inspect_folder(
+    dir: &Path,
+    folder_name: &str,
+    proposals: &dyn Fn(&Path) -> Vec<FolderEntry>,
+) -> Result<Candidate, LoadError> {
     let manifest_path = dir.join(MANIFEST_FILE);
     let manifest = Manifest::read(&manifest_path).map_err(|problem| LoadError::Manifest {
         path: manifest_path.clone(),
@@ -470,54 +355,64 @@ fn inspect_folder(dir: &Path, folder_name: &str) -> Result<Candidate, LoadError>
                 }
             }
         }
-        None => obvious_entry(dir, manifest_path.is_file())?
+        None => obvious_entry(dir, manifest_path.is_file(), proposals)?
             .ok_or_else(|| LoadError::UnknownFile(dir.to_path_buf()))?,
     };
     let engine = engine_for(&entry).ok_or_else(|| LoadError::UnknownFile(entry.clone()))?;
-    let mut fingerprint = Vec::new();
-    collect_files(
-        dir,
-        &mut fingerprint,
-        0,
-        &data_folders(dir, &manifest.capabilities),
-    );
+    let mut fingerprint = folder_fingerprint(dir, &manifest);
     if !entry.starts_with(dir) {
         // An entry outside the folder (a build artifact) is part of it too.
         fingerprint.push(stat(&entry));
+        fingerprint.sort();
     }
-    fingerprint.sort();
-    candidate(folder_name, dir, entry, engine, manifest, fingerprint)
+    Candidate::new(folder_name, dir, entry, engine, manifest, fingerprint)
 }
 
-fn candidate(
-    default_name: &str,
-    root: &Path,
-    entry: PathBuf,
-    engine: EngineKind,
-    manifest: Manifest,
-    fingerprint: Fingerprint,
-) -> Result<Candidate, LoadError> {
-    // A manifest's name was checked when it was parsed.
-    let name = match &manifest.name {
-        Some(name) => name.clone(),
-        None => {
-            check_name(default_name).map_err(|problem| LoadError::BadName {
-                path: root.to_path_buf(),
-                name: default_name.to_string(),
-                problem,
-            })?;
-            default_name.to_string()
-        }
-    };
-    let ecosystem = match manifest.ecosystem {
-        Some(ecosystem) => ecosystem,
-        None => detect_ecosystem(root, &entry, engine)?,
-    };
-    let engine = match (manifest.engine, engine) {
-        (EngineChoice::Auto, engine) | (EngineChoice::Embedded, engine @ EngineKind::Js) => {
+/// The fingerprint of a folder plugin: its files, sorted, outside
+/// `node_modules` packages' own files and outside the `data` folders its
+/// manifest grants (what the plugin writes there is not a change to it).
+pub fn folder_fingerprint(dir: &Path, manifest: &Manifest) -> Fingerprint {
+    let mut fingerprint = Vec::new();
+    let data = data_folders(dir, &manifest.capabilities);
+    collect_files(dir, &mut fingerprint, 0, &data);
+    fingerprint.sort();
+    fingerprint
+}
+
+impl Candidate {
+    /// A candidate named `default_name` unless its manifest names it
+    /// (checked as a plugin name either way), for the ecosystem its
+    /// manifest names, else yohost's until an adapter recognises it, on
+    /// `engine`, or the engine its manifest's `engine` picks for a JS file.
+    /// Discovery and adapters that discover their own files
+    /// ([`Adapter::discover`](crate::load::adapter::Adapter::discover)) make
+    /// candidates only through this.
+    pub fn new(
+        default_name: &str,
+        root: &Path,
+        entry: PathBuf,
+        engine: EngineKind,
+        manifest: Manifest,
+        fingerprint: Fingerprint,
+    ) -> Result<Candidate, LoadError> {
+        // A manifest's name was checked when it was parsed.
+        let name = match &manifest.name {
+            Some(name) => name.clone(),
+            None => {
+                check_name(default_name).map_err(|problem| LoadError::BadName {
+                    path: root.to_path_buf(),
+                    name: default_name.to_string(),
+                    problem,
+                })?;
+                default_name.to_string()
+            }
+        };
+        let ecosystem = manifest.ecosystem.unwrap_or_default();
+        let engine = match (manifest.engine, engine) {
+        (EngineChoice::Auto, engine) | (EngineChoice::Embedded, engine @ EngineKind::JS) => {
             engine
         }
-        (EngineChoice::Node, EngineKind::Js) => EngineKind::Node,
+        (EngineChoice::Node, EngineKind::JS) => EngineKind::NODE,
         (choice @ (EngineChoice::Node | EngineChoice::Embedded), other) => {
             return Err(LoadError::Invalid {
                 path: root.join(MANIFEST_FILE),
@@ -530,28 +425,33 @@ fn candidate(
             })
         }
     };
-    Ok(Candidate {
-        named_by_manifest: manifest.name.is_some(),
-        name,
-        root: root.to_path_buf(),
-        entry,
-        engine,
-        manifest,
-        ecosystem,
-        fingerprint,
-        dry_run: false,
-    })
+        Ok(Candidate {
+            named_by_manifest: manifest.name.is_some(),
+            name,
+            root: root.to_path_buf(),
+            entry,
+            engine,
+            manifest,
+            ecosystem,
+            fingerprint,
+            dry_run: false,
+        })
+    }
 }
 
 /// The entry of a folder without `entry` in its manifest, if it has one.
-fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, LoadError> {
+fn obvious_entry(
+    dir: &Path,
+    has_manifest: bool,
+    proposals: &dyn Fn(&Path) -> Vec<FolderEntry>,
+) -> Result<Option<PathBuf>, LoadError> {
     let package = package_json(dir)?;
-    // A pi package: its first extension (the pi adapter loads them all).
-    // Its `pi` field decides before an `index.ts`, as in pi.
-    let pi_first = package.as_ref().is_some_and(|p| p.get("pi").is_some());
-    let pi_entry = || pi_extensions(dir, package.as_ref()).into_iter().next();
-    if let Some(entry) = pi_first.then(pi_entry).flatten() {
-        return Ok(Some(entry));
+    // An adapter's entry may go first (a pi package's `pi` field decides
+    // before an `index.ts`, as in pi).
+    let (first, after): (Vec<FolderEntry>, Vec<FolderEntry>) =
+        proposals(dir).into_iter().partition(|p| p.before_index);
+    if let Some(entry) = first.into_iter().next() {
+        return Ok(Some(entry.path));
     }
     for name in [
         "index.ts",
@@ -565,8 +465,8 @@ fn obvious_entry(dir: &Path, has_manifest: bool) -> Result<Option<PathBuf>, Load
             return Ok(Some(path));
         }
     }
-    if let Some(entry) = pi_entry() {
-        return Ok(Some(entry));
+    if let Some(entry) = after.into_iter().next() {
+        return Ok(Some(entry.path));
     }
     if let Some(entry) = package.as_ref().and_then(|p| package_main(dir, p)) {
         return Ok(Some(entry));
@@ -616,7 +516,7 @@ fn package_main(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
         .canonicalize()
         .ok()?
         .starts_with(dir.canonicalize().ok()?);
-    (inside && main.is_file() && engine_for(&main) == Some(EngineKind::Js)).then_some(main)
+    (inside && main.is_file() && engine_for(&main) == Some(EngineKind::JS)).then_some(main)
 }
 
 /// The files under `dir`, eight folders deep at most, outside its `data`
@@ -670,52 +570,17 @@ fn collect_packages(node_modules: &Path, out: &mut Fingerprint) {
     }
 }
 
-/// The ecosystem a plugin is written for, from the packages its source
-/// imports. Only JavaScript and TypeScript sources are read; other engines
-/// run yohost's own contract. A source that cannot be read refuses the
-/// plugin.
-pub fn detect_ecosystem(
-    root: &Path,
-    entry: &Path,
-    engine: EngineKind,
-) -> Result<Ecosystem, LoadError> {
-    if engine != EngineKind::Js {
-        return Ok(Ecosystem::Yohost);
-    }
-    if root.is_dir() {
-        let package = package_json(root)?;
-        if !pi_extensions(root, package.as_ref()).is_empty()
-            || package
-                .as_ref()
-                .is_some_and(|p| p.get("pi").is_some() || depends_on_pi(p))
-        {
-            return Ok(Ecosystem::Pi);
-        }
-    }
-    let source = read_text(entry, MAX_SOURCE_BYTES).map_err(|problem| LoadError::Unreadable {
-        path: entry.to_path_buf(),
-        problem,
-    })?;
-    Ok(detect_ecosystem_in(&source))
-}
-
-/// The ecosystem a JS/TS source is written for, from its imports.
-pub fn detect_ecosystem_in(source: &str) -> Ecosystem {
-    if crate::load::pi_package::PI_SCOPES
-        .iter()
-        .any(|p| source.contains(p))
-    {
-        Ecosystem::Pi
-    } else if source.contains("@deepseek-ai/dsh") {
-        Ecosystem::Dsh
-    } else {
-        Ecosystem::Yohost
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The directory as the host's own rules read it, with no adapter.
+    fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {
+        Ok(entries(dir)?
+            .iter()
+            .map(|path| inspect(path, &|_| Vec::new()))
+            .collect())
+    }
 
     #[test]
     fn a_missing_entry_under_target_says_to_build_it() {
@@ -804,8 +669,9 @@ mod tests {
         assert_eq!(
             plugins,
             [
-                ("guard".to_string(), EngineKind::Python, Ecosystem::Yohost),
-                ("tsplugin".to_string(), EngineKind::Js, Ecosystem::Pi)
+                ("guard".to_string(), EngineKind::PYTHON, Ecosystem::YOHOST),
+                // Until an adapter recognises it.
+                ("tsplugin".to_string(), EngineKind::JS, Ecosystem::YOHOST)
             ]
         );
         assert_eq!(refused.len(), 2);
@@ -817,51 +683,5 @@ mod tests {
             matches!(refused[1].1, LoadError::UnknownFile(_)),
             "{refused:?}"
         );
-    }
-
-    #[test]
-    fn each_server_of_an_mcp_file_is_a_candidate_named_after_its_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let servers = r#"{"mcpServers": {"time": {"command": "t"}, "git": {"command": "g"}}}"#;
-        std::fs::write(dir.path().join("tools.mcp.json"), servers).unwrap();
-        std::fs::create_dir(dir.path().join("folder")).unwrap();
-        std::fs::write(
-            dir.path().join("folder/mcp.json"),
-            servers.replace("time", "clock"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("folder/plugin.toml"),
-            "priority = 5\n[capabilities]\nexec = true\n[servers.git]\nmode = \"required\"\n",
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("broken.mcp.json"), "{\"mcpServers\": [").unwrap();
-        std::fs::write(dir.path().join("empty.mcp.json"), "{}").unwrap();
-        let found = scan(dir.path()).unwrap();
-        let names: Vec<&str> = found.iter().map(Found::name).collect();
-        assert_eq!(names, ["broken", "empty", "clock", "git", "git", "time"]);
-        let candidate = |i: usize| match &found[i] {
-            Found::Plugin(c) => c,
-            other => panic!("{other:?}"),
-        };
-        for i in 2..6 {
-            assert_eq!(candidate(i).engine, EngineKind::Mcp);
-            assert_eq!(candidate(i).ecosystem, Ecosystem::Mcp);
-        }
-        // The folder's manifest, or its [servers.NAME] table instead.
-        assert_eq!(candidate(2).manifest.priority, Some(5));
-        assert!(candidate(2).manifest.capabilities.exec);
-        assert_eq!(candidate(3).manifest.mode, crate::model::Mode::Required);
-        assert!(!candidate(3).manifest.capabilities.exec);
-        assert!(candidate(2).manifest.servers.is_empty());
-        // A lone file has no manifest.
-        assert_eq!(candidate(4).manifest.priority, None);
-        assert_eq!(candidate(4).entry, dir.path().join("tools.mcp.json"));
-        let reason = |i: usize| match &found[i] {
-            Found::Refused { reason, .. } => reason.to_string(),
-            other => panic!("{other:?}"),
-        };
-        assert!(reason(0).contains("not valid JSON"), "{}", reason(0));
-        assert!(reason(1).contains("`mcpServers`"), "{}", reason(1));
     }
 }

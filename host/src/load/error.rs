@@ -85,6 +85,18 @@ pub enum LoadError {
         /// the adapter crate to register.
         serving: String,
     },
+    /// The entry bears the file marks of a known ecosystem
+    /// ([`KNOWN_ECOSYSTEMS`](crate::model::KNOWN_ECOSYSTEMS)) that no
+    /// adapter of this host serves.
+    #[error("{path}: a plugin of the `{}` ecosystem, which no adapter here serves ({serving})", ecosystem.as_str())]
+    Unserved {
+        /// The entry.
+        path: PathBuf,
+        /// Its ecosystem.
+        ecosystem: Ecosystem,
+        /// The adapter crate to register.
+        serving: String,
+    },
     /// The embedded engine found that the plugin's import graph needs Node
     /// ([`NodeNeeds`]) and nothing else stops it. [`Adapters::load`](crate::adapter::Adapters::load)
     /// routes it (the Node routing ([`NodeNeeds`](crate::NodeNeeds))); this error never reaches a report.

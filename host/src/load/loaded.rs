@@ -108,7 +108,7 @@ impl LoadedPlugin {
             file: PathBuf::from(format!("<{}:{name}>", engine.as_str())),
             engine,
             routed: None,
-            ecosystem: Ecosystem::Yohost,
+            ecosystem: Ecosystem::YOHOST,
             manifest: Manifest::default(),
             hooks: hooks.into_iter().collect(),
             warnings: Vec::new(),

@@ -797,7 +797,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.mode, Mode::Required);
-        assert_eq!(m.ecosystem, Some(Ecosystem::RutisAgent));
+        assert_eq!(m.ecosystem, Some(Ecosystem::new("rutis-agent")));
         assert_eq!(m.timeout(Hook::BeforeTool), Duration::from_millis(250));
         assert_eq!(m.load_timeout(), Duration::from_millis(1500));
         assert_eq!(m.capabilities.read, vec![PathBuf::from("data")]);

@@ -12,7 +12,6 @@ pub mod grants;
 pub(crate) mod loaded;
 pub mod lockfile;
 pub mod manifest;
-pub(crate) mod pi_package;
 pub mod private_dir;
 pub(crate) mod registry;
 pub(crate) mod routing;

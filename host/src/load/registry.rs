@@ -18,7 +18,7 @@
 use crate::call::logging::LOAD_LOG_TARGET;
 use crate::call::stats::PluginStats;
 use crate::load::adapter::Adapters;
-use crate::load::discovery::{scan, top_level_fingerprint, Candidate, Fingerprint, Found};
+use crate::load::discovery::{top_level_fingerprint, Candidate, Fingerprint, Found};
 use crate::load::error::{HostError, LoadError};
 use crate::load::loaded::LoadedPlugin;
 use crate::load::lockfile::{snapshot, FromCopy, Lockfile};
@@ -213,7 +213,7 @@ impl Registry {
     }
 
     fn rescan(&self, dir: &Path) {
-        let mut found = match scan(dir) {
+        let mut found = match self.adapters.scan(dir) {
             Ok(found) => found,
             Err(e) => {
                 tracing::error!(dir = %dir.display(), "cannot read the plugin directory; keeping the plugins loaded: {e}");
@@ -299,7 +299,7 @@ impl Registry {
                     name: candidate.name.clone(),
                     file: candidate.root.clone(),
                     engine: Some(match reason {
-                        LoadError::RefusedOnNode { .. } => EngineKind::Node,
+                        LoadError::RefusedOnNode { .. } => EngineKind::NODE,
                         _ => candidate.engine,
                     }),
                     ecosystem: Some(candidate.ecosystem),
@@ -355,7 +355,7 @@ fn load_all(
 ) -> Vec<(usize, Result<Arc<LoadedPlugin>, LoadError>)> {
     let (python, others): (Vec<_>, Vec<_>) = candidates
         .into_iter()
-        .partition(|(_, candidate)| candidate.engine == EngineKind::Python);
+        .partition(|(_, candidate)| candidate.engine == EngineKind::PYTHON);
     // The Python job first: it is likely the longest.
     let jobs: Vec<Vec<_>> = std::iter::once(python)
         .filter(|job| !job.is_empty())
@@ -375,8 +375,10 @@ fn load_all(
                 return done;
             };
             for (index, candidate) in job {
-                adapters.classify(candidate);
-                done.push((index, load(adapters, locked_by, candidate).map(Arc::new)));
+                let loaded = adapters
+                    .classify(candidate)
+                    .and_then(|()| load(adapters, locked_by, candidate));
+                done.push((index, loaded.map(Arc::new)));
             }
         }
     };

@@ -1,9 +1,9 @@
 //! The model at the bottom of the host: what kinds of plugin there are and
 //! what bounds them. It depends on nothing else in the crate.
 //!
-//! - [`EngineKind`]: the engine a plugin runs on;
+//! - [`EngineKind`] and [`Ecosystem`] (`ids`): the open ids of the engine a
+//!   plugin runs on and of the plugin API it is written against;
 //! - [`Mode`]: what a plugin's failure means for the run;
-//! - [`Ecosystem`]: the plugin API a plugin is written against;
 //! - [`Confinement`]: whether the kernel confines a plugin's processes;
 //! - [`limits`]: the fixed bounds on what a plugin sends the host;
 //! - `names`: the known name closest to a misspelt one;
@@ -11,47 +11,14 @@
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod ids;
 pub mod limits;
 // The closest known name, for the JS flavors' unknown names and the
 // manifest's unknown keys.
 pub(crate) mod names;
 pub(crate) mod sync;
 
-/// The engine a plugin runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum EngineKind {
-    /// Rust closures in the host's own process ([`NativePlugin`](crate::NativePlugin)).
-    Native,
-    /// A Rust dylib through the C ABI.
-    Dylib,
-    /// A Wasm component on wasmtime.
-    Wasm,
-    /// TypeScript or JavaScript on QuickJS.
-    Js,
-    /// Python on embedded CPython.
-    Python,
-    /// TypeScript or JavaScript in a `node` process (`engine = "node"`).
-    Node,
-    /// A Model Context Protocol server, from an `mcp.json` file.
-    Mcp,
-}
-
-impl EngineKind {
-    /// The engine's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EngineKind::Native => "native",
-            EngineKind::Dylib => "dylib",
-            EngineKind::Wasm => "wasm",
-            EngineKind::Js => "js",
-            EngineKind::Python => "python",
-            EngineKind::Node => "node",
-            EngineKind::Mcp => "mcp",
-        }
-    }
-}
+pub use ids::{Ecosystem, EngineKind, KnownEcosystem, KNOWN_ECOSYSTEMS};
 
 /// What a plugin's failure means for the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -62,37 +29,6 @@ pub enum Mode {
     Advisory,
     /// A failing hook fails the run, and the message names the plugin.
     Required,
-}
-
-/// Which plugin API a plugin is written against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum Ecosystem {
-    /// yohost's own contract.
-    #[default]
-    Yohost,
-    /// A pi extension.
-    Pi,
-    /// A DSH tool plugin.
-    Dsh,
-    /// A rutis-agent tool.
-    RutisAgent,
-    /// A Model Context Protocol server.
-    Mcp,
-}
-
-impl Ecosystem {
-    /// The ecosystem's name as the manifest spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Ecosystem::Yohost => "yohost",
-            Ecosystem::Pi => "pi",
-            Ecosystem::Dsh => "dsh",
-            Ecosystem::RutisAgent => "rutis-agent",
-            Ecosystem::Mcp => "mcp",
-        }
-    }
 }
 
 /// Whether the kernel confines the plugin's processes.

@@ -21,7 +21,7 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use yohost::codec::{decode_json_reply, decode_msgpack_reply};
+use yohost::adapter::codec::{decode_json_reply, decode_msgpack_reply};
 use yohost::contract::{
     AfterToolArgs, AfterToolReply, BeforeModelArgs, BeforeModelReply, BeforeToolArgs,
     BeforeToolReply, CallToolArgs, ContentBlock, FinishArgs, Hook, HookCall, HookReply,
@@ -449,8 +449,8 @@ proptest! {
 
     #[test]
     fn images_of_any_data_never_panic(data in string(), mime in string()) {
-        let _ = yohost::limits::check_image(&data, &mime);
-        let _ = yohost::limits::check_image(&data, "image/png");
+        let _ = yohost::adapter::limits::check_image(&data, &mime);
+        let _ = yohost::adapter::limits::check_image(&data, "image/png");
     }
 
     #[test]
@@ -606,7 +606,7 @@ fn msgpack_replies_nest_exactly_as_deep_as_json_replies() {
             deepest = Some(depth);
         }
     }
-    assert_eq!(deepest, Some(yohost::codec::MAX_MSGPACK_DEPTH - 2));
+    assert_eq!(deepest, Some(yohost::adapter::codec::MAX_MSGPACK_DEPTH - 2));
 }
 
 #[test]

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 use support::*;
+use yohost::adapter::source::ReadError;
 use yohost::manifest::{ManifestError, NameError};
-use yohost::source::ReadError;
 use yohost::{Ecosystem, EngineKind, LoadError, PluginHost, Status};
 
 /// A JS policy that appends ` +js` to every `echo`. On a recheck (the
@@ -359,8 +359,8 @@ async fn ecosystems_without_an_adapter_are_refused_naming_engine_and_ecosystem()
     );
     let host = open_within_time(dir.path());
     for (file, engine, ecosystem) in [
-        (dsh, EngineKind::Js, Ecosystem::Dsh),
-        (pi_python, EngineKind::Python, Ecosystem::Pi),
+        (dsh, EngineKind::JS, Ecosystem::new("dsh")),
+        (pi_python, EngineKind::PYTHON, Ecosystem::new("pi")),
     ] {
         let root = if file.parent() == Some(dir.path()) {
             file.clone()

@@ -428,7 +428,7 @@ async fn a_module_over_the_source_limit_is_refused_with_a_plain_reason() {
         "big/index.ts",
         "import { definePlugin } from \"yohost\";\nimport \"./huge.js\";\nexport default definePlugin({ before_model: () => null });\n",
     );
-    let limit = yohost::limits::MAX_SOURCE_BYTES as usize;
+    let limit = yohost::adapter::limits::MAX_SOURCE_BYTES as usize;
     write(dir.path(), "big/huge.js", &" ".repeat(limit + 1));
     // The embedded engine's own limit is lower (see `docs/plugins.md`).
     let host = PluginHost::open(dir.path()).unwrap();

@@ -246,7 +246,7 @@ async fn a_flood_of_output_is_refused_and_a_flood_of_log_is_cut() {
     let message = lines[0]["fields"]["message"].as_str().unwrap();
     assert_eq!(
         message.len(),
-        yohost::limits::MAX_LOG_BYTES,
+        yohost::adapter::limits::MAX_LOG_BYTES,
         "the line is cut at 8 KiB"
     );
 }

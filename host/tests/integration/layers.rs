@@ -263,7 +263,7 @@ fn find_cycle(graph: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Vec<
 fn the_check_reads_grouped_imports_and_skips_comments_and_tests() {
     let text = "use crate::load::{private_dir, source::read_text as rt};\n\
                 // crate::host::x\n\
-                let u = \"https://example\"; crate::model::EngineKind::Js;\n\
+                let u = \"https://example\"; crate::model::EngineKind::JS;\n\
                 #[cfg(test)]\nmod tests {\n    use crate::host::y;\n    fn f() { {} }\n}\n\
                 fn after() { crate::call::plugin::Plugin; }\n";
     let paths: Vec<String> = crate_paths(&code(text))
@@ -275,7 +275,7 @@ fn the_check_reads_grouped_imports_and_skips_comments_and_tests() {
         [
             "load::private_dir",
             "load::source::read_text",
-            "model::EngineKind::Js",
+            "model::EngineKind::JS",
             "call::plugin::Plugin"
         ]
     );

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use support::*;
-use yohost::discovery::{scan, Found};
+use yohost::adapter::{Adapters, Found};
 use yohost::lockfile::{hash_plugin, Locked, Lockfile};
 use yohost::{PluginHost, PluginReport, Status};
 
@@ -29,7 +29,7 @@ fn offering(tool: &str) -> String {
 /// Lock every plugin of `dir` as it is now.
 fn lock(dir: &Path) {
     let mut lock = Lockfile::default();
-    for found in scan(dir).unwrap() {
+    for found in Adapters::default().scan(dir).unwrap() {
         if let Found::Plugin(candidate) = found {
             let hashed = hash_plugin(&candidate).unwrap();
             lock.set(Locked {
@@ -198,7 +198,8 @@ async fn a_special_file_in_a_plugin_cannot_be_locked_and_refuses_it_under_the_lo
     let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a NUL-terminated path this test owns.
     assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
-    let candidate = scan(plugins.path())
+    let candidate = Adapters::default()
+        .scan(plugins.path())
         .unwrap()
         .into_iter()
         .find_map(|found| match found {

@@ -79,7 +79,7 @@ async fn calls_failures_and_latencies_are_counted_per_plugin_and_hook() {
         "the denied call produced no output to filter"
     );
     let stats = host.stats();
-    assert_eq!(stats[0].engine, yohost::EngineKind::Native);
+    assert_eq!(stats[0].engine, yohost::EngineKind::NATIVE);
     assert_eq!(
         stats
             .iter()

@@ -360,7 +360,7 @@ async fn compiled_components_are_cached_and_a_corrupt_artifact_is_compiled_again
     let dir = plugin_dir();
     install(dir.path(), "policy", "guest_policy", "");
     PluginHost::open(dir.path()).unwrap();
-    let artifact = yohost::engines::wasm::cached_artifact(&wasm).expect("a cache directory");
+    let artifact = yohost::internal::cached_artifact(&wasm).expect("a cache directory");
     assert!(
         artifact.is_file(),
         "{} is written at load",

@@ -836,7 +836,7 @@ pub async fn log_deluge_is_bounded_and_the_drop_reported(engine: Engine) {
         kept.len()
     );
     assert!(
-        kept_bytes as u64 <= yohost::limits::MAX_LOG_BYTES_PER_CALL,
+        kept_bytes as u64 <= yohost::adapter::limits::MAX_LOG_BYTES_PER_CALL,
         "{kept_bytes} bytes kept"
     );
     let dropped = 8192 - kept.len();

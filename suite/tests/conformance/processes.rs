@@ -478,7 +478,7 @@ pub async fn process_reaches_only_the_listed_hosts_through_the_proxy(engine: Eng
 }
 
 /// Where the host can make control groups, a plugin's processes together
-/// hold at most [`yohost::sandbox::MAX_TASKS`] tasks: a fork bomb in its
+/// hold at most [`yohost::adapter::sandbox::MAX_TASKS`] tasks: a fork bomb in its
 /// process meets that bound (root or not), and the call's end ends them.
 pub async fn a_fork_bomb_meets_the_plugin_s_task_limit(engine: Engine) {
     let Some(fx) = Processes::install(&engine, "") else {
@@ -492,7 +492,7 @@ pub async fn a_fork_bomb_meets_the_plugin_s_task_limit(engine: Engine) {
     );
     let script = format!(
         "i=0; while [ $i -lt {} ]; do sleep {marker} >/dev/null 2>&1 & i=$((i+1)); done 2>/dev/null; echo forked",
-        yohost::sandbox::MAX_TASKS + 100
+        yohost::adapter::sandbox::MAX_TASKS + 100
     );
     let results = fx.results(&[sh(script)]).await;
     let running = crate::support::running(&marker);
@@ -503,7 +503,7 @@ pub async fn a_fork_bomb_meets_the_plugin_s_task_limit(engine: Engine) {
         eprintln!("{}: the bomb's processes ended with its call", engine.name);
     } else if grouped {
         assert!(
-            running.len() as u64 <= yohost::sandbox::MAX_TASKS,
+            running.len() as u64 <= yohost::adapter::sandbox::MAX_TASKS,
             "{}: {} processes ran: {results:?}",
             engine.name,
             running.len()
@@ -529,7 +529,7 @@ pub async fn a_fork_bomb_meets_the_plugin_s_task_limit(engine: Engine) {
 /// in the host's private cache (compiled components and dylib copies run
 /// unchecked).
 pub async fn a_write_grant_over_what_the_host_trusts_is_refused(engine: Engine) {
-    let cache = yohost::private_dir::cache_folder("wasm").unwrap();
+    let cache = yohost::adapter::private_dir::cache_folder("wasm").unwrap();
     for (grant, problem) in [
         ("..".to_string(), "holds the plugin directory"),
         ("../beside".to_string(), "outside the plugin's own folder"),

@@ -12,4 +12,5 @@ mod wasm_guests;
 
 mod grants;
 mod loading_many;
+mod new_adapter;
 mod node_plugins;

@@ -224,7 +224,7 @@ async fn the_permission_model_confines_files_processes_workers_and_env() {
     .await;
     // The granted `PATH`, the base set the host has (without `HOME`,
     // which no grant lets it read), and the process's private `TMPDIR`.
-    let mut env: Vec<&str> = yohost::sandbox::BASE_ENV
+    let mut env: Vec<&str> = yohost::adapter::sandbox::BASE_ENV
         .iter()
         .copied()
         .filter(|name| *name != "HOME" && (*name == "TMPDIR" || std::env::var(name).is_ok()))
@@ -689,16 +689,16 @@ export default function (pi: ExtensionAPI) {
 }
 
 /// The Node engine's own `Candidate` for single file `name` of `dir`.
-fn single_file_on_node(dir: &Path, name: &str) -> yohost::discovery::Candidate {
-    let found = yohost::discovery::scan(dir).unwrap();
+fn single_file_on_node(dir: &Path, name: &str) -> yohost::adapter::Candidate {
+    let found = yohost::adapter::Adapters::default().scan(dir).unwrap();
     let mut candidate = found
         .into_iter()
         .find_map(|f| match f {
-            yohost::discovery::Found::Plugin(c) if c.name == name => Some(*c),
+            yohost::adapter::Found::Plugin(c) if c.name == name => Some(*c),
             _ => None,
         })
         .unwrap_or_else(|| panic!("{name} is a candidate"));
-    candidate.engine = yohost::EngineKind::Node;
+    candidate.engine = yohost::EngineKind::NODE;
     candidate
 }
 
@@ -726,7 +726,7 @@ export default definePlugin({ before_model: () => ({ note: token }) });
     );
     single_file_with_a_package(dir.path());
     let spy = single_file_on_node(dir.path(), "spy");
-    let why = match yohost::engines::node::load(&spy, Default::default()) {
+    let why = match yohost::adapter::node::load(&spy, Default::default()) {
         Ok(_) => panic!("spy.ts loaded on Node"),
         Err(e) => e.to_string(),
     };
@@ -735,11 +735,11 @@ export default definePlugin({ before_model: () => ({ note: token }) });
         "{why}"
     );
     let uses = single_file_on_node(dir.path(), "uses");
-    let loaded = yohost::engines::node::load(&uses, Default::default())
+    let loaded = yohost::adapter::node::load(&uses, Default::default())
         .unwrap_or_else(|e| panic!("uses.ts loads on Node: {e}"));
     let mut plugin = yohost::LoadedPlugin::new(
         &uses.name,
-        yohost::EngineKind::Node,
+        yohost::EngineKind::NODE,
         loaded.plugin.clone(),
         loaded.hooks.clone(),
     );

@@ -226,7 +226,7 @@ async fn a_flood_of_starts_meets_the_plugin_s_limit_and_another_plugin_starts_at
     let (ran, refused) = flooded[0].1.split_once("; ").unwrap();
     let ran: usize = ran.trim_end_matches(" ran").parse().unwrap();
     assert!(
-        ran <= yohost::sandbox::PROCESSES_PER_PLUGIN,
+        ran <= yohost::adapter::sandbox::PROCESSES_PER_PLUGIN,
         "{ran} processes ran at once: {flooded:?}"
     );
     assert!(refused.contains("already runs 32 processes"), "{refused}");

@@ -237,8 +237,8 @@ async fn a_library_is_recognised_by_its_symbols_and_needs_the_adapter() {
     assert!(matches!(
         refusal.reason,
         yohost::LoadError::NoAdapter {
-            ecosystem: yohost::Ecosystem::RutisAgent,
-            engine: yohost::EngineKind::Dylib,
+            ecosystem: yohost_adapter_rutis_agent::ECOSYSTEM,
+            engine: yohost::EngineKind::DYLIB,
             ..
         }
     ));
@@ -289,7 +289,7 @@ async fn malformed_libraries_are_refused_with_their_reason() {
             .unwrap_or_else(|| panic!("{example} in {refused:?}"));
         assert_eq!(
             refusal.ecosystem,
-            Some(yohost::Ecosystem::RutisAgent),
+            Some(yohost_adapter_rutis_agent::ECOSYSTEM),
             "{example}"
         );
         let text = refusal.reason.to_string();
@@ -303,5 +303,5 @@ async fn malformed_libraries_are_refused_with_their_reason() {
     assert_eq!(refused.len(), cases.len());
     assert!(refused
         .iter()
-        .all(|r| r.ecosystem == Some(yohost::Ecosystem::RutisAgent)));
+        .all(|r| r.ecosystem == Some(yohost_adapter_rutis_agent::ECOSYSTEM)));
 }

@@ -10,15 +10,55 @@
 //!   level down, the entries of its subfolders.
 //!
 //! A package whose `package.json` depends on pi's packages is a pi package
-//! too, even without a `pi` field.
+//! too, even without a `pi` field, and so is a source that imports them.
+//! This is how the adapter recognises pi extensions in a plugin directory
+//! and picks a pi package's entry ([`recognises`], [`folder_entry`]).
 
 use std::path::{Path, PathBuf};
+use yohost::adapter::limits::MAX_SOURCE_BYTES;
+use yohost::adapter::source::read_text;
+use yohost::adapter::{Candidate, FolderEntry};
 
 /// The resource kinds a `pi` field may list.
 const RESOURCES: [&str; 4] = ["extensions", "skills", "prompts", "themes"];
 
 /// The names pi's packages are published under.
 pub(crate) const PI_SCOPES: [&str; 2] = ["@earendil-works/pi-", "@mariozechner/pi-"];
+
+/// A folder's `package.json`, parsed, if it has one that parses.
+pub(crate) fn package_of(dir: &Path) -> Option<serde_json::Value> {
+    let text = read_text(&dir.join("package.json"), MAX_SOURCE_BYTES).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Whether a candidate is a pi extension: its folder is laid out as a pi
+/// package (a `pi` field, extensions, a dependency on pi's packages), or
+/// its source imports pi's packages.
+pub(crate) fn recognises(candidate: &Candidate) -> bool {
+    if candidate.root.is_dir() {
+        let package = package_of(&candidate.root);
+        let laid_out = package
+            .as_ref()
+            .is_some_and(|p| p.get("pi").is_some() || depends_on_pi(p));
+        if laid_out || !pi_extensions(&candidate.root, package.as_ref()).is_empty() {
+            return true;
+        }
+    }
+    read_text(&candidate.entry, MAX_SOURCE_BYTES)
+        .is_ok_and(|source| PI_SCOPES.iter().any(|scope| source.contains(scope)))
+}
+
+/// A pi package's entry: its first extension (the adapter loads them all),
+/// before the folder's `index.ts` when its `pi` field lists it, as in pi,
+/// and after it otherwise.
+pub(crate) fn folder_entry(folder: &Path) -> Option<FolderEntry> {
+    let package = package_of(folder);
+    let path = pi_extensions(folder, package.as_ref()).into_iter().next()?;
+    Some(FolderEntry {
+        path,
+        before_index: package.is_some_and(|p| p.get("pi").is_some()),
+    })
+}
 
 /// The extensions of the pi package in `dir` (its parsed `package.json`,
 /// if any), in pi's order; empty when it is not laid out as a pi package.
