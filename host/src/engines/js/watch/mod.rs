@@ -54,8 +54,8 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) use budget::{WatchBudget, HOST_BUDGET};
 pub use budget::{HOST_MAX_SYSTEM_WATCHES, HOST_MAX_WATCHERS, PLUGIN_MAX_SYSTEM_WATCHES};
-pub use events::MAX_QUEUED_EVENTS;
 pub(crate) use events::Observed;
+pub use events::MAX_QUEUED_EVENTS;
 
 /// The most watches a plugin may hold at once.
 pub const MAX_WATCHES: usize = 16;
