@@ -169,7 +169,7 @@ fn use_tree<'a>(mut s: &'a str, mut prefix: Vec<String>, out: &mut Vec<Vec<Strin
         let segment = &s[..len];
         s = &s[len..];
         // `{self, …}` names the module of the group itself.
-        if !(segment == "self" && !prefix.is_empty()) {
+        if segment != "self" || prefix.is_empty() {
             prefix.push(segment.to_string());
         }
         match s.strip_prefix("::") {
@@ -205,12 +205,13 @@ fn inline_modules(code: &str) -> Vec<(std::ops::Range<usize>, String)> {
 /// Every path in `code`, a module of `module`, that names a module of the
 /// library: those that start at `crate::`, `self::` or `super::`, and those
 /// that start at a child module of `module` (one of `modules`). Each is
-/// the path as written, its segments.
+/// the path as written and the path it resolves to (`None` when its
+/// `super::`s go above the crate root).
 fn paths_in(
     code: &str,
     module: &[String],
     modules: &BTreeSet<Vec<String>>,
-) -> Vec<(Vec<String>, Vec<String>)> {
+) -> Vec<(Vec<String>, Option<Vec<String>>)> {
     let inline = inline_modules(code);
     let mut found = Vec::new();
     let mut at = 0;
@@ -245,11 +246,8 @@ fn paths_in(
             let after = use_tree(rest, Vec::new(), &mut paths);
             at = code.len() - after.len();
             for written in paths {
-                if let Some(resolved) = resolve(&here, &written) {
-                    found.push((written, resolved));
-                } else {
-                    found.push((written, vec!["super".into()]));
-                }
+                let resolved = resolve(&here, &written);
+                found.push((written, resolved));
             }
         } else {
             at += len;
@@ -300,6 +298,10 @@ fn findings(src: &Path) -> Vec<String> {
         let text = std::fs::read_to_string(file).unwrap();
         for (written, path) in paths_in(&code(&text), &module, &modules) {
             let written = written.join("::");
+            let Some(path) = path else {
+                bad.push(format!("{shown}: `{written}` goes above the crate root"));
+                continue;
+            };
             let Some(target) = path.first() else {
                 bad.push(format!("{shown}: `{written}` names the crate root"));
                 continue;
@@ -308,10 +310,6 @@ fn findings(src: &Path) -> Vec<String> {
                 bad.push(format!(
                     "{shown}: `{written}` reaches an item through the crate root; name the module that defines it"
                 ));
-                continue;
-            }
-            if target == "super" {
-                bad.push(format!("{shown}: `{written}` goes above the crate root"));
                 continue;
             }
             let Some(to_rank) = rank(target) else {
@@ -441,6 +439,15 @@ fn the_layer_test_fails_on_a_planted_import_of_a_higher_layer() {
 }
 
 #[test]
+fn the_layer_test_fails_on_a_super_above_the_crate_root() {
+    let dir = tree(&[("model/mod.rs", "use super::super::x;\n")]);
+    assert_eq!(
+        findings(dir.path()),
+        ["model/mod.rs: `super::super::x` goes above the crate root"]
+    );
+}
+
+#[test]
 fn the_layer_test_resolves_nested_groups_self_and_super_super() {
     let dir = tree(&[
         (
@@ -480,7 +487,9 @@ fn the_check_reads_grouped_imports_and_skips_comments_and_tests() {
     let module = ["call".to_string(), "worker".to_string()];
     let paths: Vec<String> = paths_in(&code(text), &module, &modules)
         .into_iter()
-        .map(|(written, resolved)| format!("{} = {}", written.join("::"), resolved.join("::")))
+        .map(|(written, resolved)| {
+            format!("{} = {}", written.join("::"), resolved.unwrap().join("::"))
+        })
         .collect();
     assert_eq!(
         paths,
