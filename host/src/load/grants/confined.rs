@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// What [`Grants::stat`] tells about a file or directory.
+/// What [`Grants::stat`](super::Grants::stat) tells about a file or directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileInfo {
     /// Its size in bytes.
@@ -45,7 +45,7 @@ pub enum EntryKind {
     Other,
 }
 
-/// One name in a directory, as [`Grants::list`] gives it.
+/// One name in a directory, as [`Grants::list`](super::Grants::list) gives it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Entry {
     /// Its name.
