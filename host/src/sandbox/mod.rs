@@ -49,6 +49,7 @@ pub use cgroup::{DEFAULT_MEMORY_BYTES as GROUP_MEMORY_BYTES, MAX_TASKS};
 pub use life::PluginProcess;
 pub use limits::{ProcessSlot, PROCESSES_PER_HOST, PROCESSES_PER_PLUGIN};
 pub use proxy::MAX_TUNNELS;
+pub use ruleset::TcpAccess;
 pub use seccomp::SocketPolicy;
 
 use crate::load::discovery::Candidate;
@@ -102,15 +103,6 @@ fn proxy_value(name: &str, url: &str) -> String {
         "NODE_USE_ENV_PROXY" => "1".into(),
         _ => url.to_string(),
     }
-}
-
-/// Which TCP connections a plugin process may open.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TcpAccess {
-    /// Any: `network = true`, not filtered.
-    Any,
-    /// Only to these ports (none: no connection).
-    Ports(Vec<u16>),
 }
 
 /// How a plugin's processes run, given what the kernel `supports` and

@@ -2,7 +2,6 @@
 //! write, execute, connect to and signal. A write grant allows every file
 //! operation but making device nodes, which no plugin process may make.
 
-use super::TcpAccess;
 use crate::load::grants::Access;
 use landlock::{
     Access as _, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
@@ -11,6 +10,15 @@ use landlock::{
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+/// Which TCP connections a plugin process may open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TcpAccess {
+    /// Any: `network = true`, not filtered.
+    Any,
+    /// Only to these ports (none: no connection).
+    Ports(Vec<u16>),
+}
 
 /// The Landlock ABI whose features a plugin process needs: files (with
 /// truncation and device ioctls), TCP ports, and scoped signals and

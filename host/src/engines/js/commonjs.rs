@@ -18,7 +18,7 @@
 //! package that is not installed fails when it runs, naming the package, as
 //! in Node (packages often `require` optional dependencies inside `try`).
 
-use super::transpile::{guarded, located};
+use super::guard::{guarded, located};
 use oxc::allocator::Allocator;
 use oxc::ast::ast::{
     Argument, AssignmentExpression, AssignmentTarget, CallExpression, Expression,

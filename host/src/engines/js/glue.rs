@@ -7,7 +7,7 @@
 //! value or a logged one reads), is `describe.js`: the embedded driver and
 //! Node's bootstrap both include it.
 
-use super::{Flavor, YOHOST};
+use super::flavor::{Flavor, YOHOST};
 use crate::call::logging::{plugin_log, LogLevel};
 use crate::call::plugin::Plugin;
 use crate::load::discovery::Candidate;

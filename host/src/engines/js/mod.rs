@@ -2,29 +2,51 @@
 //! through `rquickjs`, with types stripped by `oxc`. No Node, no build step,
 //! no second process.
 //!
-//! One module per concern:
-//! - `transpile`: TypeScript to JavaScript, errors with file and line;
-//! - [`modules`]: the import graph, walked and checked at load (relative
-//!   files, npm packages inside the plugin's folder, and built-in modules,
-//!   and only names a built-in exports);
-//! - `packages`: bare imports resolved from the plugin's `node_modules`
-//!   with Node's algorithm;
-//! - `commonjs`: CommonJS and JSON files through an interop wrapper;
-//! - `runtime`: the QuickJS backend, its sandbox (memory, stack,
-//!   interrupts, granted environment) and the thread that owns it;
-//! - `services`: files within the manifest's grants, and processes when
-//!   granted, for flavors that offer them;
-//! - `fetch`: HTTP requests to the hosts `capabilities.network` grants,
-//!   for flavors that offer `fetch`;
-//! - `crypto`: random bytes and sha2 digests, for flavors that offer
-//!   `node:crypto`;
-//! - [`watch`]: file watches within the grants, for flavors with file
-//!   services;
-//! - `plugin`: the host's [`Plugin`](crate::Plugin) over a running instance;
-//! - `glue`: what this engine and the Node engine share.
+//! One module per concern, in the order they import each other: a module
+//! imports only modules above it in this list, never one below, and no
+//! child imports this file (it is the top: it loads a plugin and
+//! re-exports [`Flavor`] and its parts). The layer test
+//! (`host/tests/integration/layers.rs`) checks it file by file.
 //!
-//! Only [`modules`] (for [`Builtin`]) and [`watch`] (for its
-//! limits) are public; the other modules are the crate's own.
+//! 1. Source to code, each a leaf or over the one before:
+//!    - `positions`: where generated code's positions are in the source;
+//!    - `guard`: every parse of a plugin's source bounded (its size, its
+//!      nesting, a stack that fits it), and errors with file and line;
+//!    - `transpile`: TypeScript to JavaScript, and what a module imports
+//!      and exports;
+//!    - `commonjs`: CommonJS and JSON files through an interop wrapper;
+//!    - `packages`: bare imports resolved from the plugin's `node_modules`
+//!      with Node's algorithm.
+//! 2. The gathered modules and what decides them:
+//!    - `module_set`: the modules once gathered, what stops the gathering,
+//!      and how a plugin file is named;
+//!    - `flavor`: what a [`Flavor`] is, yohost's own ([`YOHOST`]), what it
+//!      serves by name, and how its own modules join a plugin's;
+//!    - `module_files`: a relative import resolved inside the plugin's
+//!      folder and confined to its own paths, its source read through a
+//!      handle on the folder;
+//!    - `node_needs`: what only Node has, found by the walk;
+//!    - [`modules`]: the walk of the import graph at load (relative files,
+//!      npm packages inside the plugin's folder, built-in modules, and only
+//!      names a built-in exports).
+//! 3. The host's services, for flavors that offer them:
+//!    - [`watch`]: file watches within the grants (its budget of the
+//!      system's watches is `watch::budget`);
+//!    - `services`: files within the manifest's grants, and processes when
+//!      granted;
+//!    - `fetch`: HTTP requests to the hosts `capabilities.network` grants;
+//!    - `crypto`: random bytes and sha2 digests, for `node:crypto`.
+//! 4. Running a plugin:
+//!    - `glue`: what this engine and the Node engine share (the Node engine
+//!      imports it; it imports nothing of the Node engine);
+//!    - `runtime`: the QuickJS backend, its sandbox (memory, stack,
+//!      interrupts, granted environment) and the thread that owns it; its
+//!      own files are ordered the same way (see its doc);
+//!    - `plugin`: the host's [`Plugin`](crate::Plugin) over a running
+//!      instance.
+//!
+//! Only [`modules`] (for [`Builtin`](modules::Builtin)) and [`watch`] (for
+//! its limits) are public; the other modules are the crate's own.
 //!
 //! A [`Flavor`] says which built-in modules a plugin may import and how its
 //! module becomes hooks. yohost's own is [`YOHOST`]; adapter crates bring
@@ -34,7 +56,11 @@
 pub(crate) mod commonjs;
 pub(crate) mod crypto;
 pub(crate) mod fetch;
+pub(crate) mod flavor;
 pub(crate) mod glue;
+pub(crate) mod guard;
+pub(crate) mod module_files;
+pub(crate) mod module_set;
 pub mod modules;
 pub(crate) mod node_needs;
 pub(crate) mod packages;
@@ -51,117 +77,15 @@ use crate::load::grants::Grants;
 use crate::load::loaded::Loaded;
 use crate::load::manifest::{EngineChoice, Network};
 use crate::sandbox::ProcessSandbox;
-use modules::{add_flavor, gather, Builtin, GatherError, Served};
+use flavor::{add_flavor, Served};
+use module_set::{GatherError, ModuleSet};
+use modules::gather;
 use runtime::{Program, Sandbox};
 use services::{DryRun, FileAccess, Services};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// How plugins of one ecosystem look to the engine: what they may import,
-/// how their module becomes hooks, and which host services they get.
-/// Adapters for other plugin APIs are flavors; the engine knows none of them.
-///
-/// Every module of a flavor is an ES module in plain JavaScript, named by
-/// its specifier. A flavor module may import the flavor's `builtins` and
-/// `internals` (and nothing else); plugin code may import only `builtins`.
-#[derive(Debug, Clone, Copy)]
-pub struct Flavor {
-    /// The modules plugins may import by bare name. A name here wins over
-    /// a package of the same name in the plugin's `node_modules`.
-    pub builtins: &'static [Builtin],
-    /// Packages the flavor serves whole, by name (`@scope/name`): an import
-    /// of one of them, or of a path inside one, that `builtins` does not
-    /// list is refused, naming it. It is never taken from the plugin's
-    /// `node_modules`, whose copy may be another version than the one the
-    /// flavor follows.
-    pub owned: &'static [&'static str],
-    /// The flavor's own modules, importable only by its other modules: the
-    /// shape's parts, code its built-ins share.
-    pub internals: &'static [Builtin],
-    /// The specifier (in `internals`) of the shape module. Its default
-    /// export is a function `(namespace, settings) => ({name?, hooks})`
-    /// that receives the plugin entry's module namespace and the settings
-    /// given to [`load_with`], and returns `hooks`, a map from contract hook
-    /// names (`before_tool`, `tools`, `call_tool`, ...) to functions
-    /// `(args, ctx) => reply | Promise<reply>`. It throws to refuse the
-    /// plugin (the message is the reason). It may be async, and may also
-    /// return `warnings` (a list of strings) and an `unload` function the
-    /// engine runs when the plugin is dropped.
-    ///
-    /// A hook's `ctx` has `run_id`, `log` (`info`, `warn`, `error`,
-    /// `debug`), `env` (the granted environment variables) and `signal`, an
-    /// `AbortSignal` that aborts when the host gives up on the call (its
-    /// run was cancelled, or its deadline passed).
-    pub shape: &'static str,
-    /// The specifier (in `internals`) of a module the host evaluates
-    /// before the plugin's own code, if the flavor has one. Its default
-    /// export is called with the settings given to [`load_with`] and the
-    /// granted environment (both as JSON text), and may install globals the
-    /// flavor's plugins expect (pi's Node globals). yohost's own flavor has
-    /// none: its sandbox is the language's built-ins and the driver's.
-    pub prelude: Option<&'static str>,
-    /// How plugins get the host's `services` (files within their grants,
-    /// and processes when granted `exec`), if they do. The shape and the
-    /// built-ins find them at `globalThis[Symbol.for("yohost.host")]`:
-    /// `cwd`, `fs(op, path, data)` (see `services::FileAccess::run`) and,
-    /// when granted, `exec(command, args, {cwd, timeout})` and
-    /// `fetch(request)` (see `fetch`).
-    pub services: Option<ServiceApi>,
-}
-
-/// How a flavor offers the host's services.
-#[derive(Debug, Clone, Copy)]
-pub struct ServiceApi {
-    /// The module plugins take the file functions from; error messages
-    /// start with it (`yohost`, `node:fs`).
-    pub module: &'static str,
-    /// What relative file paths start from.
-    pub relative_to: RelativeTo,
-    /// Whether plugins get `fetch` when their manifest grants
-    /// `capabilities.network`.
-    pub fetch: bool,
-}
-
-/// What a flavor's relative file paths start from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RelativeTo {
-    /// The plugin's folder (yohost's documented rule).
-    PluginDir,
-    /// The host's working directory (node's rule, for pi).
-    WorkingDir,
-}
-
-impl RelativeTo {
-    /// The folder relative paths start from, of `plugin_dir` and the
-    /// host's working directory `cwd`.
-    pub(crate) fn dir(self, plugin_dir: &std::path::Path, cwd: &std::path::Path) -> PathBuf {
-        match self {
-            RelativeTo::PluginDir => plugin_dir.to_path_buf(),
-            RelativeTo::WorkingDir => cwd.to_path_buf(),
-        }
-    }
-}
-
-/// yohost's own flavor: `import ... from "yohost"` and
-/// `export default definePlugin({...})`.
-pub const YOHOST: Flavor = Flavor {
-    builtins: &[Builtin {
-        specifier: "yohost",
-        source: include_str!("sdk.js"),
-    }],
-    owned: &[],
-    internals: &[Builtin {
-        specifier: "yohost:shape",
-        source: include_str!("shape.js"),
-    }],
-    shape: "yohost:shape",
-    prelude: None,
-    services: Some(ServiceApi {
-        module: "yohost",
-        relative_to: RelativeTo::PluginDir,
-        fetch: false,
-    }),
-};
+pub use flavor::{Flavor, RelativeTo, ServiceApi, YOHOST};
 
 /// Load a yohost TypeScript or JavaScript plugin, whose file grants the
 /// caller opened.
@@ -298,7 +222,7 @@ pub fn load_with(
 fn member_reads(
     candidate: &Candidate,
     path: &Path,
-    modules: &mut modules::ModuleSet,
+    modules: &mut ModuleSet,
 ) -> Result<Vec<String>, LoadError> {
     let needs = std::mem::take(&mut modules.member_needs);
     if needs.is_empty() {

@@ -20,121 +20,22 @@
 //! to Node. Any other refusal wins over it.
 
 use super::commonjs::{self, Required};
+use super::flavor::Served;
+use super::module_files::{
+    confine, in_package, is_own, outside_own, read_source, relative, unreadable,
+};
+use super::module_set::{module_name, GatherError, ModuleSet};
 use super::node_needs::{check_members, check_names, NativeAddons};
 use super::packages::{Format, PackageError, Packages, Request};
-use super::positions::LineMap;
-use super::transpile::{transpile, MAX_SOURCE_BYTES};
-use super::Flavor;
-use crate::load::grants::{lexical, Confined, FileError};
+use super::transpile::transpile;
+use crate::load::grants::{Confined, FileError};
 use crate::load::routing::{NodeNeed, NodeNeeds};
-use crate::model::sync::lock;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Extensions tried, in order, for a relative import without one.
-const EXTENSIONS: [&str; 4] = ["ts", "mts", "js", "mjs"];
-
-/// A built-in module: its specifier and its JavaScript source.
-#[derive(Debug, Clone, Copy)]
-pub struct Builtin {
-    /// What plugins import it as (`yohost`, `node:path`, ...).
-    pub specifier: &'static str,
-    /// Its source, an ES module in plain JavaScript.
-    pub source: &'static str,
-}
-
-impl Builtin {
-    /// The specifiers the module imports. A built-in's source is static,
-    /// so it is parsed once per process, not once per plugin that loads it
-    /// (a flavor's modules are the same for every plugin of the flavor).
-    fn imports(&self) -> Result<Vec<String>, GatherError> {
-        type Parsed = std::collections::HashMap<(usize, usize), Vec<String>>;
-        static PARSED: std::sync::Mutex<Option<Parsed>> = std::sync::Mutex::new(None);
-        let key = (self.source.as_ptr() as usize, self.source.len());
-        let parsed = || lock(&PARSED);
-        if let Some(imports) = parsed().get_or_insert_with(Parsed::new).get(&key) {
-            return Ok(imports.clone());
-        }
-        let imports = transpile(Path::new(self.specifier), self.source)
-            .map_err(|e| GatherError::Invalid(format!("internal: {}", e.message)))?
-            .imports;
-        parsed()
-            .get_or_insert_with(Parsed::new)
-            .insert(key, imports.clone());
-        Ok(imports)
-    }
-}
-
-/// Every module of a plugin, ready for the engine.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ModuleSet {
-    /// The plugin's folder, symlinks resolved.
-    pub base_dir: PathBuf,
-    /// The entry module's name.
-    pub entry: String,
-    /// The flavor's shape module, which only the host imports.
-    pub shape: String,
-    /// The flavor's prelude module, if it has one, which only the host
-    /// imports (before the entry).
-    pub prelude: Option<String>,
-    /// Module name → JavaScript. Plugin files are named by their path
-    /// relative to the plugin's folder; built-ins by their specifier. A
-    /// built-in's source is borrowed from the host's binary, so it is
-    /// compiled once per process (see the JS engine's loader).
-    pub sources: BTreeMap<String, Cow<'static, str>>,
-    /// The names in `sources` that are the plugin's files (not built-ins).
-    pub files: BTreeSet<String>,
-    /// (importing module, specifier) → module name.
-    pub links: BTreeMap<(String, String), String>,
-    /// Module name → where its code's positions are in its source, for the
-    /// plugin's TypeScript files.
-    pub positions: BTreeMap<String, LineMap>,
-    /// The members the plugin's modules read from Node built-ins' namespaces
-    /// that the flavor's stand-ins lack ([`NodeNeed::Members`]): whether
-    /// they send it to Node is the engine's choice.
-    pub member_needs: NodeNeeds,
-}
-
-impl ModuleSet {
-    /// The `file:` URL of the plugin file named `name` (its
-    /// `import.meta.url`); `None` for a built-in module.
-    pub fn file_url(&self, name: &str) -> Option<String> {
-        if !self.files.contains(name) {
-            return None;
-        }
-        let path = self.base_dir.join(name);
-        let mut url = String::from("file://");
-        for byte in path.to_string_lossy().bytes() {
-            match byte {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                    url.push(byte as char)
-                }
-                _ => url.push_str(&format!("%{byte:02X}")),
-            }
-        }
-        Some(url)
-    }
-
-    /// The module `specifier` names when imported from `base`, if the
-    /// plugin may load it.
-    pub fn resolve(&self, base: &str, specifier: &str) -> Option<&str> {
-        self.links
-            .get(&(base.to_string(), specifier.to_string()))
-            .map(String::as_str)
-    }
-}
-
-/// Why a plugin's modules could not be gathered.
-#[derive(Debug, Clone)]
-pub(crate) enum GatherError {
-    /// A file could not be read or transpiled; the message names it.
-    Invalid(String),
-    /// An import is not allowed; the message names it and says why.
-    Refused(String),
-    /// Nothing is refused, but the graph needs what only Node has.
-    NeedsNode(NodeNeeds),
-}
+/// A built-in module (defined with the flavors, named here as adapter
+/// crates import it).
+pub use super::flavor::Builtin;
 
 /// The name of the module that stands for several entries.
 const ENTRIES: &str = "<entries>";
@@ -290,65 +191,6 @@ pub(crate) fn gather(
     Ok(set)
 }
 
-/// Add the flavor's own modules to `set`: its shape module, and every
-/// module the shape and the built-ins in `set` import. A flavor module may
-/// import only the flavor's built-ins and internal modules.
-pub(crate) fn add_flavor(set: &mut ModuleSet, flavor: &Flavor) -> Result<(), GatherError> {
-    let find = |specifier: &str| {
-        flavor
-            .builtins
-            .iter()
-            .chain(flavor.internals)
-            .find(|m| m.specifier == specifier)
-    };
-    let shape = find(flavor.shape).ok_or_else(|| {
-        GatherError::Invalid(format!(
-            "internal: the flavor has no module `{}` for its shape",
-            flavor.shape
-        ))
-    })?;
-    set.shape = shape.specifier.to_string();
-    let mut queue: Vec<&Builtin> = vec![shape];
-    if let Some(specifier) = flavor.prelude {
-        let prelude = find(specifier).ok_or_else(|| {
-            GatherError::Invalid(format!(
-                "internal: the flavor has no module `{specifier}` for its prelude"
-            ))
-        })?;
-        set.prelude = Some(prelude.specifier.to_string());
-        queue.push(prelude);
-    }
-    queue.extend(
-        flavor
-            .builtins
-            .iter()
-            .filter(|b| set.sources.contains_key(b.specifier)),
-    );
-    let mut seen = std::collections::BTreeSet::new();
-    while let Some(module) = queue.pop() {
-        if !seen.insert(module.specifier) {
-            continue;
-        }
-        set.sources
-            .entry(module.specifier.to_string())
-            .or_insert(Cow::Borrowed(module.source));
-        for specifier in module.imports()? {
-            let target = find(&specifier).ok_or_else(|| {
-                GatherError::Invalid(format!(
-                    "internal: the flavor's module `{}` imports \"{specifier}\", which the flavor does not have",
-                    module.specifier
-                ))
-            })?;
-            set.links.insert(
-                (module.specifier.to_string(), specifier.clone()),
-                target.specifier.to_string(),
-            );
-            queue.push(target);
-        }
-    }
-    Ok(())
-}
-
 /// Why the import of `specifier` in `file` refuses the plugin.
 fn refused_import(
     file: &Path,
@@ -362,46 +204,6 @@ fn refused_import(
         file.display(),
         known.join(", ")
     ))
-}
-
-/// What a flavor serves by name: its built-in modules, and the packages it
-/// owns whole ([`Flavor::owned`](super::Flavor::owned)).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Served<'a> {
-    /// The modules plugins may import by bare name.
-    pub(crate) builtins: &'a [Builtin],
-    /// The packages no path of which comes from the plugin's `node_modules`.
-    pub(crate) owned: &'a [&'a str],
-}
-
-impl Served<'_> {
-    /// The owned package `specifier` is, or lies in.
-    fn owner(&self, specifier: &str) -> Option<&str> {
-        self.owned.iter().copied().find(|package| {
-            specifier
-                .strip_prefix(package)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-        })
-    }
-
-    /// Why `file` may not import `specifier`, a path of owned `package`
-    /// the flavor does not serve.
-    fn not_served(&self, file: &Path, specifier: &str, package: &str) -> String {
-        let offered: Vec<&str> = self
-            .builtins
-            .iter()
-            .map(|b| b.specifier)
-            .filter(|s| {
-                s.strip_prefix(package)
-                    .is_some_and(|r| r.is_empty() || r.starts_with('/'))
-            })
-            .collect();
-        format!(
-            "{} imports \"{specifier}\": `{package}` is served by the host, not taken from node_modules, and it serves only {}",
-            file.display(),
-            offered.join(", ")
-        )
-    }
 }
 
 /// Where a plugin's modules are found: its folder, its packages and the
@@ -521,134 +323,9 @@ fn gather_commonjs(
     Ok(queue)
 }
 
-/// Whether `file` lies in an npm package installed in the plugin's folder
-/// (under a `node_modules` folder of `base_dir`).
-fn in_package(base_dir: &Path, file: &Path) -> bool {
-    file.strip_prefix(base_dir)
-        .is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == "node_modules"))
-}
-
-/// The source of `file` (symlinks resolved), read through `folder` (the
-/// plugin's folder, `base_dir`) when it is inside it. Only the entry can be
-/// outside: the manifest named it.
-fn read_source(folder: &Confined, base_dir: &Path, file: &Path) -> Result<String, FileError> {
-    let read = match file.strip_prefix(base_dir) {
-        Ok(inside) => folder.read_text(inside, MAX_SOURCE_BYTES, file),
-        Err(_) => {
-            let parent = file.parent().unwrap_or(Path::new("/"));
-            Confined::open(parent)
-                .map_err(|source| FileError::Io {
-                    path: parent.to_path_buf(),
-                    source,
-                })
-                .and_then(|dir| {
-                    let name = Path::new(file.file_name().unwrap_or_default());
-                    dir.read_text(name, MAX_SOURCE_BYTES, file)
-                })
-        }
-    };
-    read
-}
-
-/// The refusal for a source that could not be read.
-fn unreadable(e: FileError) -> GatherError {
-    GatherError::Invalid(match e {
-        // The others name the file and say what is wrong with it.
-        FileError::Io { .. } => format!("cannot read {e}"),
-        e => e.to_string(),
-    })
-}
-
-/// The file a relative `specifier` in `from` names, inside `base_dir`, with
-/// symlinks resolved.
-fn relative(base_dir: &Path, from: &Path, specifier: &str) -> Result<PathBuf, GatherError> {
-    let dir = from.parent().unwrap_or(base_dir);
-    let joined = lexical(&dir.join(specifier));
-    if !joined.starts_with(base_dir) {
-        return Err(GatherError::Refused(format!(
-            "{} imports \"{specifier}\", which is outside the plugin's folder {}",
-            from.display(),
-            base_dir.display()
-        )));
-    }
-    let mut tries = vec![joined.clone()];
-    // TypeScript convention: `./util.js` names `util.ts`.
-    if let Some(stem) = specifier.strip_suffix(".js") {
-        tries.push(lexical(&dir.join(format!("{stem}.ts"))));
-    }
-    tries.extend(EXTENSIONS.iter().map(|ext| {
-        let mut with_ext = joined.clone().into_os_string();
-        with_ext.push(format!(".{ext}"));
-        PathBuf::from(with_ext)
-    }));
-    tries.extend(
-        EXTENSIONS
-            .iter()
-            .map(|ext| joined.join(format!("index.{ext}"))),
-    );
-    let found = tries.into_iter().find(|p| p.is_file()).ok_or_else(|| {
-        GatherError::Invalid(format!(
-            "{} imports \"{specifier}\", but there is no such file",
-            from.display()
-        ))
-    })?;
-    let real = found
-        .canonicalize()
-        .map_err(|e| GatherError::Invalid(format!("cannot read {}: {e}", found.display())))?;
-    if !real.starts_with(base_dir) {
-        return Err(GatherError::Refused(format!(
-            "{} imports \"{specifier}\", which resolves to {}, outside the plugin's folder {}",
-            from.display(),
-            real.display(),
-            base_dir.display()
-        )));
-    }
-    Ok(real)
-}
-
-/// Whether `file` (resolved) is one of the plugin's own paths or inside one.
-fn is_own(own: &[PathBuf], file: &Path) -> bool {
-    own.iter().any(|o| file.starts_with(o))
-}
-
-fn outside_own(own: &[PathBuf], from: &Path, specifier: &str, target: &Path) -> GatherError {
-    let own: Vec<String> = own.iter().map(|o| o.display().to_string()).collect();
-    GatherError::Refused(format!(
-        "{} imports \"{specifier}\", which resolves to {}, outside the plugin's own files ({})",
-        from.display(),
-        target.display(),
-        own.join(", ")
-    ))
-}
-
-/// Refuse `target` (what `specifier` in `from` resolved to) unless it is
-/// one of the plugin's own paths.
-fn confine(
-    own: &[PathBuf],
-    from: &Path,
-    specifier: &str,
-    target: &Path,
-) -> Result<(), GatherError> {
-    if is_own(own, target) {
-        Ok(())
-    } else {
-        Err(outside_own(own, from, specifier, target))
-    }
-}
-
-/// A plugin file's module name: its path relative to the plugin's folder,
-/// with `/` separators.
-pub(super) fn module_name(base_dir: &Path, file: &Path) -> String {
-    let relative = file.strip_prefix(base_dir).unwrap_or(file);
-    relative
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::guard::MAX_SOURCE_BYTES;
     use super::*;
 
     fn own(folder: &Path) -> Vec<PathBuf> {

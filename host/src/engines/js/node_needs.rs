@@ -5,9 +5,11 @@
 //! `undefined`), and npm packages with a native addon. Each is a
 //! [`NodeNeed`] for the Node routing ([`crate::NodeNeeds`]).
 
-use super::modules::{module_name, Builtin, GatherError};
+use super::flavor::Builtin;
+use super::guard::MAX_SOURCE_BYTES;
+use super::module_set::{module_name, GatherError};
 use super::packages::{PackageError, Packages, Request};
-use super::transpile::{exports_of, Transpiled, MAX_SOURCE_BYTES};
+use super::transpile::{exports_of, Transpiled};
 use crate::load::routing::NodeNeed;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

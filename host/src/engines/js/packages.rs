@@ -309,7 +309,7 @@ fn has_module_syntax(file: &Path, source: &str) -> bool {
     use oxc::allocator::Allocator;
     use oxc::parser::Parser;
     use oxc::span::SourceType;
-    super::transpile::guarded(file, source, || {
+    super::guard::guarded(file, source, || {
         let allocator = Allocator::default();
         let parsed = Parser::new(&allocator, source, SourceType::mjs()).parse();
         parsed.module_record.has_module_syntax

@@ -5,6 +5,7 @@
 //! One module per concern:
 //! - `framing`: length-prefixed frames on stdio, bounded;
 //! - `protocol`: the messages host and bootstrap exchange;
+//! - `launch`: what a process is started with, and why a start fails;
 //! - `process`: one `node` process, its threads, calls and failures;
 //! - `plugin`: the host's [`Plugin`](crate::Plugin), which starts a new
 //!   process for the next run after one was killed or died.
@@ -29,6 +30,7 @@
 //! manifest says.
 
 pub(crate) mod framing;
+pub(crate) mod launch;
 pub(crate) mod plugin;
 pub(crate) mod process;
 pub(crate) mod protocol;
@@ -39,7 +41,8 @@ use crate::load::error::LoadError;
 use crate::load::grants::{Access, Grants};
 use crate::load::loaded::Loaded;
 use crate::sandbox::ProcessSandbox;
-use process::{Launch, Process, StartError};
+use launch::{Launch, StartError};
+use process::Process;
 use protocol::{FlavorSources, ServiceSettings, ToNode};
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -9,7 +9,8 @@
 //! one held for it is gone, as after a restart), while its calls already in
 //! flight on the old one keep their own deadlines.
 
-use super::process::{Launch, Process};
+use super::launch::Launch;
+use super::process::Process;
 use crate::call::error::CallError;
 use crate::call::plugin::{CallLimits, Plugin, PluginRun};
 use crate::model::sync::lock;

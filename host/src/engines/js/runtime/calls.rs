@@ -2,8 +2,7 @@
 //! timers and the work they started, and the state the host callbacks
 //! share with the loop.
 
-use super::Message;
-use super::Request;
+use super::inbox::{Message, Request};
 use crate::call::error::CallError;
 use crate::engines::js::glue::{log_line, Caller};
 use crate::engines::js::watch::Watches;

@@ -4,9 +4,10 @@
 use super::alloc::Limited;
 use super::calls::{Settled, Shared};
 use super::host::install_services;
+use super::inbox::Message;
 use super::loader::{PluginLoader, PluginResolver};
-use super::unload::{settle, Waiting};
-use super::{Message, Program, LOAD_TIMEOUT, MAX_STACK_BYTES};
+use super::program::{Program, LOAD_TIMEOUT, MAX_STACK_BYTES};
+use super::waiting::{settle, Waiting};
 use crate::engines::js::glue::Shaped;
 use crate::engines::js::positions::{self, LineMap};
 use rquickjs::{Context, Ctx, Function, Module, Object, Persistent, Runtime};

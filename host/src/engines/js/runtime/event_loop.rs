@@ -4,8 +4,9 @@
 
 use super::calls::{InFlight, Settled, Shared};
 use super::engine::Engine;
+use super::inbox::{Message, Request};
+use super::program::Program;
 use super::unload::unload;
-use super::{Message, Program, Request};
 use crate::call::codec::decode_json_reply;
 use crate::call::error::CallError;
 use crate::call::handoff::{Handoff, Pace};

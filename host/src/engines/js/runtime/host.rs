@@ -2,7 +2,7 @@
 //! off the engine thread: processes (`exec`) and HTTP requests (`fetch`).
 
 use super::calls::{Running, Shared};
-use super::Message;
+use super::inbox::Message;
 use crate::engines::js::services::{self, ExecBounds, ExecRequest, Services};
 use crate::engines::js::{crypto, fetch};
 use crate::load::manifest::Network;

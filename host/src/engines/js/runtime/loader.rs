@@ -1,7 +1,7 @@
 //! The module loader: only what [`ModuleSet`] linked at load, with the
 //! built-in modules' bytecode cached for the whole process.
 
-use crate::engines::js::modules::ModuleSet;
+use crate::engines::js::module_set::ModuleSet;
 use crate::model::sync::lock;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;

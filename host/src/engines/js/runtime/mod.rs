@@ -15,7 +15,7 @@
 //! - memory is counted by the runtime's allocator, which refuses to go over
 //!   the plugin's limit; a call that fails after a refusal is
 //!   [`CallError::OutOfMemory`] and the runtime is rebuilt for later calls;
-//! - the native stack is capped at [`MAX_STACK_BYTES`], so deep recursion
+//! - the native stack is capped at [`MAX_STACK_BYTES`](program::MAX_STACK_BYTES), so deep recursion
 //!   is a `RangeError`, not a host crash;
 //! - an interrupt handler stops running code once the earliest deadline of
 //!   the calls in flight has passed (a spinning script cannot hold the thread
@@ -32,73 +32,52 @@
 //!
 //! Another backend (V8, say) would be another module with the same
 //! [`start`] / [`Instance::call`] surface, fed the same [`Program`].
+//!
+//! Its files, in the order they import each other (a file imports only
+//! files above it; none imports this one, which starts the thread and
+//! holds [`Instance`]):
+//! - `alloc`: the memory-limiting allocator;
+//! - `program`: what the backend is given ([`Program`], [`Sandbox`]) and
+//!   its bounds on stack and load;
+//! - `inbox`: what the engine thread receives;
+//! - `calls`: the calls in flight, their timers and the work they started;
+//! - `waiting`: settling a promise while the plugin loads or unloads;
+//! - `loader`: the module loader, serving only what was gathered;
+//! - `host`: the host's services as the plugin sees them;
+//! - `engine`: one runtime with the plugin loaded;
+//! - `unload`: the plugin's `unload`, when it is dropped;
+//! - `event_loop`: the thread's loop.
 
 mod alloc;
 mod calls;
 mod engine;
 mod event_loop;
 mod host;
+mod inbox;
 mod loader;
+mod program;
 mod unload;
+mod waiting;
 
 use super::glue::{Caller, Shaped};
-use super::modules::ModuleSet;
-use super::services::Services;
-use super::Flavor;
 use crate::call::codec::encode_json_args;
 use crate::call::error::CallError;
 use crate::call::handoff::Handoff;
 use crate::call::plugin::CallLimits;
 use crate::call::unloads::{self, Unload};
+use inbox::{Message, Request};
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::oneshot;
 use unload::{UNLOAD_GRACE, UNLOAD_TIMEOUT};
 use yohost_contract::HookCall;
 
-/// The most native stack a plugin's code may use.
-pub const MAX_STACK_BYTES: usize = 1024 * 1024;
+pub use program::{Program, Sandbox};
 
-/// The engine thread's own stack: room for [`MAX_STACK_BYTES`] of script
+/// The engine thread's own stack: room for [`MAX_STACK_BYTES`](program::MAX_STACK_BYTES) of script
 /// plus the host's frames.
 const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
-
-/// How long loading (evaluating the plugin's modules) may take.
-pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// What a plugin may use.
-#[derive(Debug, Clone, Default)]
-pub struct Sandbox {
-    /// The most memory its runtime may hold.
-    pub memory_bytes: u64,
-    /// The environment variables it was granted, with their values at load.
-    pub env: BTreeMap<String, String>,
-    /// The host's services, for flavors that offer them.
-    pub services: Option<Services>,
-}
-
-/// Everything a backend needs to run a plugin.
-#[derive(Debug, Clone)]
-pub struct Program {
-    /// Its modules (the plugin's and its flavor's), resolved and transpiled.
-    pub modules: ModuleSet,
-    /// How its module becomes hooks.
-    pub flavor: Flavor,
-    /// What the flavor's shape receives besides the module, as JSON text.
-    pub settings: String,
-    /// What it may use.
-    pub sandbox: Sandbox,
-    /// The name its log lines carry unless the plugin names itself.
-    pub default_name: String,
-    /// Whether `default_name` wins over the plugin's own name (the manifest
-    /// set it).
-    pub name_is_fixed: bool,
-    /// The plugin's folder, which hooks see as `ctx.pluginDir`.
-    pub plugin_dir: PathBuf,
-}
 
 /// A running plugin: cheap to clone, calls go to its engine thread. The
 /// thread ends when the last clone is dropped.
@@ -130,29 +109,6 @@ impl Drop for Alive {
             Instant::now() + UNLOAD_TIMEOUT + UNLOAD_GRACE,
         );
     }
-}
-
-/// What the engine thread receives.
-enum Message {
-    /// A hook call.
-    Call(Box<Request>),
-    /// A process the plugin started ended: its id and reply (JSON text).
-    Exec(u64, String),
-    /// A run was cancelled: look at the calls in flight.
-    Wake,
-    /// File-watch events wait for the plugin ([`watch`](super::watch)).
-    Watched,
-    /// Every [`Instance`] is gone.
-    Closed,
-}
-
-struct Request {
-    call: HookCall,
-    /// The call's argument as JSON text, encoded by the caller.
-    args: String,
-    limits: CallLimits,
-    reply: oneshot::Sender<Result<Value, CallError>>,
-    caller: Caller,
 }
 
 impl Instance {

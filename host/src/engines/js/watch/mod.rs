@@ -35,138 +35,30 @@
 //! before its hook runs. Listeners so run within a call's deadline, and
 //! their log lines carry its run.
 
+//!
+//! Its budget of the system's watch resources is `budget`; what an event
+//! becomes for the plugin, and the queue it waits in, is `events`.
+
+mod budget;
+mod events;
+
 use crate::load::grants::FileError;
 use crate::model::sync::lock;
-use notify::event::{ModifyKind, RenameMode};
-use notify::{Config, Event, EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use budget::{cost, SystemWatches, WatcherSlot};
+use events::{push, Queue, Scope};
+use notify::{Config, Event, RecommendedWatcher, RecursiveMode, Watcher};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+pub(crate) use budget::{WatchBudget, HOST_BUDGET};
+pub use budget::{HOST_MAX_SYSTEM_WATCHES, HOST_MAX_WATCHERS, PLUGIN_MAX_SYSTEM_WATCHES};
+pub(crate) use events::Observed;
+pub use events::MAX_QUEUED_EVENTS;
 
 /// The most watches a plugin may hold at once.
 pub const MAX_WATCHES: usize = 16;
-
-/// The most events that wait for the plugin; later ones are dropped.
-pub const MAX_QUEUED_EVENTS: usize = 1024;
-
-/// The most system (inotify) watches one plugin's watches may cost.
-pub const PLUGIN_MAX_SYSTEM_WATCHES: usize = 512;
-
-/// The most system (inotify) watches the host's plugins may cost together.
-pub const HOST_MAX_SYSTEM_WATCHES: usize = 4096;
-
-/// The most watchers (inotify instances) the host's plugins may hold
-/// together: one per plugin that watches.
-pub const HOST_MAX_WATCHERS: usize = 16;
-
-/// What the host's plugins hold of the system's watch resources, together.
-#[derive(Debug, Default)]
-pub(crate) struct WatchBudget {
-    watchers: Mutex<usize>,
-    system_watches: Mutex<usize>,
-}
-
-/// The host process's budget, shared by every plugin's watches.
-pub(crate) static HOST_BUDGET: WatchBudget = WatchBudget {
-    watchers: Mutex::new(0),
-    system_watches: Mutex::new(0),
-};
-
-fn reserve(counter: &Mutex<usize>, n: usize, limit: usize) -> bool {
-    let mut held = lock(counter);
-    if *held + n > limit {
-        return false;
-    }
-    *held += n;
-    true
-}
-
-fn give_back(counter: &Mutex<usize>, n: usize) {
-    let mut held = lock(counter);
-    *held = held.saturating_sub(n);
-}
-
-impl WatchBudget {
-    /// How many watchers and system watches are held now.
-    #[cfg(test)]
-    pub fn held(&self) -> (usize, usize) {
-        let read = |m: &Mutex<usize>| *lock(m);
-        (read(&self.watchers), read(&self.system_watches))
-    }
-}
-
-/// System watches taken from a budget, given back when dropped.
-struct SystemWatches {
-    budget: &'static WatchBudget,
-    n: usize,
-}
-
-impl Drop for SystemWatches {
-    fn drop(&mut self) {
-        give_back(&self.budget.system_watches, self.n);
-    }
-}
-
-/// A watcher taken from a budget, given back when dropped (after the
-/// watcher itself: it is the last field of [`SharedWatcher`]).
-struct WatcherSlot {
-    budget: &'static WatchBudget,
-}
-
-impl Drop for WatcherSlot {
-    fn drop(&mut self) {
-        give_back(&self.budget.watchers, 1);
-    }
-}
-
-/// How many system watches watching `root` costs: one, or for a recursive
-/// watch of a folder one per folder at or below it (symlinks not
-/// followed), counting stops past `limit`.
-fn cost(root: &Path, recursive: bool, limit: usize) -> usize {
-    if !recursive || !root.is_dir() {
-        return 1;
-    }
-    let mut count = 0;
-    let mut folders = vec![root.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        count += 1;
-        if count > limit {
-            break;
-        }
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                folders.push(entry.path());
-            }
-        }
-    }
-    count
-}
-
-/// What happened to a watched name, in Node's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Change {
-    /// It appeared, disappeared or was renamed.
-    Rename,
-    /// Its contents or metadata changed.
-    Change,
-}
-
-/// One event for the plugin.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct Observed {
-    /// The watch it belongs to.
-    pub watch: u64,
-    /// What happened.
-    pub change: Change,
-    /// The name, relative to the watched folder (a watched file's own
-    /// name).
-    pub filename: String,
-}
 
 /// Why a watch did not start.
 #[derive(Debug, thiserror::Error)]
@@ -211,64 +103,6 @@ impl WatchError {
             }
             WatchError::System(_) => "ENOSPC",
         }
-    }
-}
-
-/// Events that wait for the plugin, shared with the watchers' threads.
-#[derive(Default)]
-struct Queue {
-    events: VecDeque<Observed>,
-    /// Events dropped since the last delivery.
-    dropped: usize,
-    /// The engine thread was woken and has not taken the events yet.
-    woken: bool,
-}
-
-/// What one watch observes.
-struct Scope {
-    id: u64,
-    /// The watched path, resolved.
-    root: PathBuf,
-    is_dir: bool,
-    recursive: bool,
-}
-
-impl Scope {
-    /// The name an event at `path` shows, if it belongs to this watch.
-    fn filename(&self, path: &Path) -> Option<String> {
-        let own_name = || {
-            self.root
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-        };
-        if path == self.root {
-            return own_name();
-        }
-        if !self.is_dir {
-            return None;
-        }
-        let relative = path.strip_prefix(&self.root).ok()?;
-        let folder = path.parent()?;
-        if folder != self.root {
-            // Deeper than the watched folder: only for a recursive watch,
-            // and only where the folder still resolves inside it.
-            if !self.recursive || !folder.canonicalize().ok()?.starts_with(&self.root) {
-                return None;
-            }
-        }
-        Some(relative.to_string_lossy().into_owned())
-    }
-}
-
-/// Node's event type for a `notify` event, if Node reports it.
-fn change_of(kind: &EventKind) -> Option<Change> {
-    match kind {
-        EventKind::Create(_) | EventKind::Remove(_) => Some(Change::Rename),
-        // The `From` and `To` halves were reported already.
-        EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => None,
-        EventKind::Modify(ModifyKind::Name(_)) => Some(Change::Rename),
-        EventKind::Modify(_) => Some(Change::Change),
-        EventKind::Access(_) | EventKind::Any | EventKind::Other => None,
     }
 }
 
@@ -344,13 +178,10 @@ impl Watches {
         if needed > left {
             return Err(WatchError::PluginSystemWatches { needed, left });
         }
-        if !reserve(&self.budget.system_watches, needed, HOST_MAX_SYSTEM_WATCHES) {
-            return Err(WatchError::HostSystemWatches { needed });
-        }
-        let cost = SystemWatches {
-            budget: self.budget,
-            n: needed,
-        };
+        let cost = self
+            .budget
+            .system_watches(needed)
+            .ok_or(WatchError::HostSystemWatches { needed })?;
         let id = self.next.get() + 1;
         let mut shared = self.shared.borrow_mut();
         if shared.is_none() {
@@ -400,12 +231,7 @@ impl Watches {
 
     /// The plugin's watcher, taken from the host's budget.
     fn new_watcher(&self) -> Result<SharedWatcher, WatchError> {
-        if !reserve(&self.budget.watchers, 1, HOST_MAX_WATCHERS) {
-            return Err(WatchError::HostWatchers);
-        }
-        let slot = WatcherSlot {
-            budget: self.budget,
-        };
+        let slot = self.budget.watcher().ok_or(WatchError::HostWatchers)?;
         let queue = Arc::clone(&self.queue);
         let wake = Arc::clone(&self.wake);
         let scopes = Arc::clone(&self.scopes);
@@ -529,97 +355,18 @@ impl Watches {
     }
 }
 
-/// Queue what `event` means for the watch `scope`, and wake the engine
-/// thread if it is not awake to it yet.
-fn push(queue: &Mutex<Queue>, wake: &(dyn Fn() + Send + Sync), scope: &Scope, event: &Event) {
-    let Some(change) = change_of(&event.kind) else {
-        return;
-    };
-    let names: Vec<String> = event
-        .paths
-        .iter()
-        .filter_map(|p| scope.filename(p))
-        .collect();
-    if names.is_empty() {
-        return;
-    }
-    let wakes = {
-        let mut queue = lock(queue);
-        for filename in names {
-            if queue.events.len() < MAX_QUEUED_EVENTS {
-                queue.events.push_back(Observed {
-                    watch: scope.id,
-                    change,
-                    filename,
-                });
-            } else {
-                queue.dropped += 1;
-            }
-        }
-        !std::mem::replace(&mut queue.woken, true)
-    };
-    if wakes {
-        wake();
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::events::Change;
     use super::*;
+    use notify::event::ModifyKind;
+    use notify::EventKind;
+    use std::path::Path;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
     fn event(kind: EventKind, path: &Path) -> Event {
         Event::new(kind).add_path(path.to_path_buf())
-    }
-
-    #[test]
-    fn names_are_node_s_and_only_the_watched_scope_counts() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir(root.join("sub")).unwrap();
-        let folder = |recursive| Scope {
-            id: 1,
-            root: root.clone(),
-            is_dir: true,
-            recursive,
-        };
-        assert_eq!(folder(false).filename(&root.join("a")), Some("a".into()));
-        assert_eq!(folder(false).filename(&root.join("sub/b")), None);
-        assert_eq!(
-            folder(true).filename(&root.join("sub/b")),
-            Some("sub/b".into())
-        );
-        assert_eq!(folder(true).filename(Path::new("/elsewhere/a")), None);
-        let file = Scope {
-            id: 1,
-            root: root.join("a"),
-            is_dir: false,
-            recursive: false,
-        };
-        assert_eq!(file.filename(&root.join("a")), Some("a".into()));
-        assert_eq!(file.filename(&root.join("b")), None);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_symlinked_folder_inside_a_recursive_watch_brings_no_events() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("watched");
-        let outside = dir.path().join("outside");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::create_dir(&outside).unwrap();
-        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
-        let root = root.canonicalize().unwrap();
-        let scope = Scope {
-            id: 1,
-            root: root.clone(),
-            is_dir: true,
-            recursive: true,
-        };
-        assert_eq!(scope.filename(&root.join("link/secret")), None);
-        // The link itself is a name in the watched folder.
-        assert_eq!(scope.filename(&root.join("link")), Some("link".into()));
     }
 
     #[test]

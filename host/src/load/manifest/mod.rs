@@ -36,6 +36,13 @@
 //! Names appear in log lines and in messages the model reads, so a name
 //! with spaces, quotes or control characters is refused.
 
+mod capabilities;
+mod names;
+mod text;
+
+pub use capabilities::{Capabilities, Network};
+pub use names::{check_name, NameError, MAX_NAME_CHARS};
+
 use crate::load::source::{read_text, ReadError};
 use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::{Ecosystem, Mode};
@@ -43,6 +50,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use text::{nesting_depth, one_line};
 use yohost_contract::Hook;
 
 /// The manifest file's name.
@@ -64,9 +72,6 @@ pub const MEMORY_MIB: std::ops::RangeInclusive<u64> = 1..=65536;
 
 /// The timeouts `[timeouts]` accepts, in milliseconds (up to a day).
 pub const TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1..=86_400_000;
-
-/// The longest plugin name, in characters.
-pub const MAX_NAME_CHARS: usize = 64;
 
 /// How deeply `[`/`{` may nest in a manifest. Deeper text is refused before
 /// it is parsed, so no manifest can exhaust the parser's stack.
@@ -116,44 +121,6 @@ pub enum ManifestError {
     },
 }
 
-/// Why a plugin name is not valid. Each message says what a valid name is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NameError {
-    /// The name is empty.
-    #[error("it is empty; {RULE}")]
-    Empty,
-    /// The name is longer than [`MAX_NAME_CHARS`].
-    #[error("it has {0} characters; {RULE}")]
-    TooLong(usize),
-    /// The name holds a character a name may not hold.
-    #[error("it contains {0:?}; {RULE}")]
-    BadChar(char),
-    /// The file name is not valid UTF-8.
-    #[error("the file name is not valid UTF-8; rename it")]
-    NotUtf8,
-}
-
-const RULE: &str = "a plugin name is 1 to 64 characters: letters, digits, and - _ . @ / + :";
-
-/// Check that `name` is a valid plugin name (see the module docs).
-pub fn check_name(name: &str) -> Result<(), NameError> {
-    if name.is_empty() {
-        return Err(NameError::Empty);
-    }
-    let chars = name.chars().count();
-    if chars > MAX_NAME_CHARS {
-        return Err(NameError::TooLong(chars));
-    }
-    match name
-        .chars()
-        .find(|c| !(c.is_alphanumeric() || "-_.@/+:".contains(*c)))
-    {
-        Some(bad) => Err(NameError::BadChar(bad)),
-        None => Ok(()),
-    }
-}
-
 /// Which engine runs a JavaScript or TypeScript plugin (`engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -181,140 +148,6 @@ pub struct Limits {
     /// `exec`'s, an MCP server's). Absent:
     /// [`PROCESSES_PER_PLUGIN`](crate::sandbox::PROCESSES_PER_PLUGIN).
     pub processes: Option<u32>,
-}
-
-/// `[capabilities]`: everything is denied unless granted here.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-#[serde(deny_unknown_fields)]
-pub struct Capabilities {
-    /// Directories the plugin may read, relative to the plugin's folder (or
-    /// absolute). Empty: no file may be read.
-    #[serde(default)]
-    pub read: Vec<PathBuf>,
-    /// Directories the plugin may read and write. Empty: no file may be
-    /// written.
-    #[serde(default)]
-    pub write: Vec<PathBuf>,
-    /// Environment variables the plugin may see. Empty: none.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// Whether the plugin may open network connections, and to which
-    /// hosts. Absent: none.
-    #[serde(default)]
-    pub network: Network,
-    /// Whether the plugin may start processes. Absent: no.
-    #[serde(default)]
-    pub exec: bool,
-    /// Whether the plugin's processes (the Node engine's, `exec`'s) may run
-    /// without the kernel sandbox where the kernel has none (no Landlock
-    /// ABI 6). Absent: no, and such a plugin is refused there. Where the
-    /// kernel has the sandbox, it always applies.
-    #[serde(default)]
-    pub unconfined: bool,
-}
-
-/// `capabilities.network`: `false` (the default, no connections), `true`
-/// (any host), or a list of the hosts the plugin may reach (`"*.example.org"`
-/// is every host below `example.org`). An engine that cannot restrict
-/// connections to hosts opens none for a list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Network {
-    /// `false`: none; `true`: any host.
-    Granted(bool),
-    /// Only these hosts (names, without scheme, port or path).
-    Hosts(Vec<String>),
-}
-
-impl Capabilities {
-    /// What is granted, one item each, as `check` shows it: `read data/`,
-    /// `write out/`, `env HOME`, `network` (any host) or `network HOST`,
-    /// `exec`, `unconfined`. Empty: nothing is granted.
-    pub fn granted(&self) -> Vec<String> {
-        let paths = |verb: &str, paths: &[PathBuf]| {
-            paths
-                .iter()
-                .map(|p| format!("{verb} {}", p.display()))
-                .collect::<Vec<_>>()
-        };
-        let mut out = paths("read", &self.read);
-        out.extend(paths("write", &self.write));
-        out.extend(self.env.iter().map(|name| format!("env {name}")));
-        match &self.network {
-            Network::Granted(true) => out.push("network".into()),
-            Network::Granted(false) => {}
-            Network::Hosts(hosts) => out.extend(hosts.iter().map(|h| format!("network {h}"))),
-        }
-        out.extend(self.exec.then(|| "exec".to_string()));
-        out.extend(self.unconfined.then(|| "unconfined".to_string()));
-        out
-    }
-}
-
-impl Default for Network {
-    fn default() -> Self {
-        Network::Granted(false)
-    }
-}
-
-impl Network {
-    /// Whether any host at all may be reached (`true`, or a non-empty list).
-    pub fn is_granted(&self) -> bool {
-        match self {
-            Network::Granted(granted) => *granted,
-            Network::Hosts(hosts) => !hosts.is_empty(),
-        }
-    }
-
-    /// Whether every host may be reached (`true`).
-    pub fn allows_any(&self) -> bool {
-        matches!(self, Network::Granted(true))
-    }
-
-    /// Whether `host` (a name or an IP address, as a URL gives it) may be
-    /// reached. Names compare without regard to case.
-    pub fn allows(&self, host: &str) -> bool {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        match self {
-            Network::Granted(granted) => *granted,
-            Network::Hosts(hosts) => hosts.iter().any(|pattern| {
-                let pattern = pattern.to_ascii_lowercase();
-                match pattern.strip_prefix("*.") {
-                    Some(domain) => host
-                        .strip_suffix(domain)
-                        .is_some_and(|below| below.ends_with('.') && below.len() > 1),
-                    None => host == pattern,
-                }
-            }),
-        }
-    }
-
-    /// The first listed host that is not a host name: letters, digits,
-    /// `-` and `.` (optionally after `*.`), or an IPv6 address in `[]`.
-    fn invalid_host(&self) -> Option<&str> {
-        let Network::Hosts(hosts) = self else {
-            return None;
-        };
-        let name_ok = |name: &str| {
-            !name.is_empty()
-                && name.len() <= 253
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-        };
-        let ipv6_ok = |host: &str| {
-            host.strip_prefix('[')
-                .and_then(|h| h.strip_suffix(']'))
-                .is_some_and(|inner| {
-                    !inner.is_empty() && inner.chars().all(|c| c.is_ascii_hexdigit() || c == ':')
-                })
-        };
-        hosts
-            .iter()
-            .find(|host| !(name_ok(host.strip_prefix("*.").unwrap_or(host)) || ipv6_ok(host)))
-            .map(String::as_str)
-    }
 }
 
 /// A parsed `plugin.toml` (all defaults when the file is absent).
@@ -463,98 +296,6 @@ fn in_range(
         max: *range.end(),
         unit,
     })
-}
-
-/// The deepest nesting of `[` and `{` in `text`, counting brackets outside
-/// comments and strings. A table header `[a]` counts one level, as an array
-/// does.
-fn nesting_depth(text: &str) -> usize {
-    let mut depth = 0usize;
-    let mut deepest = 0usize;
-    let mut chars = text.chars().peekable();
-    // The quote that closes the string being read, and whether it is a
-    // multi-line string (closed by three quotes).
-    let mut string: Option<(char, bool)> = None;
-    while let Some(c) = chars.next() {
-        match string {
-            Some((quote, multi)) => {
-                if c == '\\' && quote == '"' {
-                    chars.next();
-                } else if c == quote {
-                    if !multi {
-                        string = None;
-                    } else if chars.peek() == Some(&quote) {
-                        chars.next();
-                        if chars.peek() == Some(&quote) {
-                            chars.next();
-                            string = None;
-                        }
-                    }
-                }
-            }
-            None => match c {
-                '#' => {
-                    for c in chars.by_ref() {
-                        if c == '\n' {
-                            break;
-                        }
-                    }
-                }
-                '"' | '\'' => {
-                    let multi = chars.peek() == Some(&c) && {
-                        chars.next();
-                        if chars.peek() == Some(&c) {
-                            chars.next();
-                            true
-                        } else {
-                            // An empty string: already closed.
-                            continue;
-                        }
-                    };
-                    string = Some((c, multi));
-                }
-                '[' | '{' => {
-                    depth += 1;
-                    deepest = deepest.max(depth);
-                }
-                ']' | '}' => depth = depth.saturating_sub(1),
-                _ => {}
-            },
-        }
-    }
-    deepest
-}
-
-/// A TOML error on one line, as a table shows it: where (`line L, column
-/// C`) and the whole message (`unknown variant `requird`, expected
-/// `advisory` or `required``), without the excerpt of the file.
-fn one_line(text: &str, error: &toml::de::Error) -> String {
-    let message = did_you_mean(error.message().trim().replace('\n', " "));
-    match error.span() {
-        Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
-            format!("line {line}, column {column}: {message}")
-        }
-        None => message,
-    }
-}
-
-/// `message` with the known key closest to the unknown one it names, if
-/// one is close (`unknown field \`entyr\`, expected one of \`name\`, …`).
-fn did_you_mean(message: String) -> String {
-    let Some(rest) = message.strip_prefix("unknown field `") else {
-        return message;
-    };
-    let Some((unknown, expected)) = rest.split_once('`') else {
-        return message;
-    };
-    let known = expected.split('`').skip(1).step_by(2);
-    match crate::model::names::closest(unknown, known) {
-        Some(meant) => format!("{message}; did you mean `{meant}`?"),
-        None => message,
-    }
 }
 
 /// The mode a plugin's manifest `text` asks for, even when it does not

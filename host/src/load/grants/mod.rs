@@ -18,39 +18,24 @@
 //!   end.
 //! - [`Confined`] is the same handle for one directory that is not a grant
 //!   (the JavaScript engine reads a plugin's own modules through one).
+//!
+//! What an access asks and why it fails is `access`; the handle on one
+//! directory and its file operations, `confined`; paths on their text,
+//! `paths`. This module picks the grant a path falls in.
+
+mod access;
+mod confined;
+mod paths;
+
+pub use access::{Access, FileError};
+pub use confined::{Confined, Entry, EntryKind, FileInfo, WriteMode};
+pub use paths::lexical;
 
 use crate::load::manifest::Capabilities;
-use cap_std::fs::{Dir, OpenOptions};
-use std::io::{self, Read, Write};
-use std::path::{Component, Path, PathBuf};
+use paths::resolve_existing;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
-
-/// What a grant allows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Access {
-    /// Reading (`capabilities.read`).
-    Read,
-    /// Reading and writing (`capabilities.write`).
-    Write,
-}
-
-impl Access {
-    /// The manifest key that grants it.
-    pub fn key(self) -> &'static str {
-        match self {
-            Access::Read => "read",
-            Access::Write => "write",
-        }
-    }
-
-    fn verb(self) -> &'static str {
-        match self {
-            Access::Read => "reading",
-            Access::Write => "writing",
-        }
-    }
-}
 
 /// A granted directory that cannot be opened: the plugin is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,378 +49,6 @@ pub struct GrantError {
     pub path: PathBuf,
     /// What is wrong with it ("does not exist", ...).
     pub problem: String,
-}
-
-/// Why a file access failed.
-#[derive(Debug, thiserror::Error)]
-pub enum FileError {
-    /// The path is in no directory granted for this access.
-    #[error("{} {} is not granted: add its folder to `capabilities.{}` in the plugin's plugin.toml", access.verb(), path.display(), access.key())]
-    NotGranted {
-        /// The path, absolute and without `.` and `..`.
-        path: PathBuf,
-        /// The access asked for.
-        access: Access,
-    },
-    /// A read or write named a directory.
-    #[error("{} is a directory", path.display())]
-    IsADirectory {
-        /// The path.
-        path: PathBuf,
-    },
-    /// A read or write named a FIFO, socket or device.
-    #[error("{} is not a regular file", path.display())]
-    NotAFile {
-        /// The path.
-        path: PathBuf,
-    },
-    /// A read would go over its limit.
-    #[error("{} is over the limit of {limit} bytes", path.display())]
-    TooLarge {
-        /// The path.
-        path: PathBuf,
-        /// The limit.
-        limit: u64,
-    },
-    /// The file system said no (a symlink leading out of its grant is
-    /// `PermissionDenied`).
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: io::Error,
-    },
-}
-
-impl FileError {
-    /// Node's name for the error (`EACCES`, `ENOENT`, ...), which plugins
-    /// see as `error.code`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            FileError::NotGranted { .. } => "EACCES",
-            FileError::IsADirectory { .. } => "EISDIR",
-            FileError::NotAFile { .. } => "EINVAL",
-            FileError::TooLarge { .. } => "EFBIG",
-            FileError::Io { source, .. } => match source.kind() {
-                io::ErrorKind::NotFound => "ENOENT",
-                io::ErrorKind::PermissionDenied => "EACCES",
-                io::ErrorKind::AlreadyExists => "EEXIST",
-                io::ErrorKind::IsADirectory => "EISDIR",
-                io::ErrorKind::NotADirectory => "ENOTDIR",
-                io::ErrorKind::DirectoryNotEmpty => "ENOTEMPTY",
-                _ => "EIO",
-            },
-        }
-    }
-}
-
-/// What [`Grants::stat`] tells about a file or directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileInfo {
-    /// Its size in bytes.
-    pub size: u64,
-    /// When it was last modified, where the system records it.
-    pub modified: Option<SystemTime>,
-    /// Whether it is a regular file.
-    pub is_file: bool,
-    /// Whether it is a directory.
-    pub is_dir: bool,
-}
-
-/// How [`Confined::write`] writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteMode {
-    /// Replace the contents.
-    Replace,
-    /// Add to the end.
-    Append,
-}
-
-/// What a directory entry is, without following a symlink.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EntryKind {
-    /// A regular file.
-    File,
-    /// A directory.
-    Dir,
-    /// A symbolic link (not followed).
-    Symlink,
-    /// A FIFO, socket or device.
-    Other,
-}
-
-/// One name in a directory, as [`Grants::list`] gives it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Entry {
-    /// Its name.
-    pub name: String,
-    /// What it is.
-    pub kind: EntryKind,
-}
-
-/// One directory, opened once; every access is a path relative to it and
-/// cannot leave it.
-#[derive(Debug)]
-pub struct Confined {
-    dir: Dir,
-    real: PathBuf,
-}
-
-impl Confined {
-    /// Open `path` (which must be a directory).
-    pub fn open(path: &Path) -> io::Result<Confined> {
-        let real = path.canonicalize()?;
-        let dir = Dir::open_ambient_dir(&real, cap_std::ambient_authority())?;
-        Ok(Confined { dir, real })
-    }
-
-    /// The directory's path, symlinks resolved, when it was opened.
-    pub fn real(&self) -> &Path {
-        &self.real
-    }
-
-    /// The bytes of regular file `relative`, if it holds at most `limit`
-    /// of them. `shown` is the path errors name.
-    pub fn read_bytes(
-        &self,
-        relative: &Path,
-        limit: u64,
-        shown: &Path,
-    ) -> Result<Vec<u8>, FileError> {
-        let mut options = OpenOptions::new();
-        options.read(true);
-        let file = self.open_regular(relative, &options, shown)?;
-        let mut bytes = Vec::new();
-        file.take(limit.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(|source| FileError::Io {
-                path: shown.to_path_buf(),
-                source,
-            })?;
-        if bytes.len() as u64 > limit {
-            return Err(FileError::TooLarge {
-                path: shown.to_path_buf(),
-                limit,
-            });
-        }
-        Ok(bytes)
-    }
-
-    /// The text of regular file `relative`, if it holds at most `limit`
-    /// bytes of UTF-8. `shown` is the path errors name.
-    pub fn read_text(
-        &self,
-        relative: &Path,
-        limit: u64,
-        shown: &Path,
-    ) -> Result<String, FileError> {
-        String::from_utf8(self.read_bytes(relative, limit, shown)?).map_err(|e| FileError::Io {
-            path: shown.to_path_buf(),
-            source: io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()),
-        })
-    }
-
-    /// Write `bytes` to regular file `relative`, creating it if needed.
-    pub fn write(
-        &self,
-        relative: &Path,
-        bytes: &[u8],
-        mode: WriteMode,
-        shown: &Path,
-    ) -> Result<(), FileError> {
-        let io_err = |source| FileError::Io {
-            path: shown.to_path_buf(),
-            source,
-        };
-        let mut options = OpenOptions::new();
-        options.create(true);
-        match mode {
-            // Truncated only after the handle shows a regular file.
-            WriteMode::Replace => options.write(true),
-            WriteMode::Append => options.append(true),
-        };
-        let mut file = self.open_regular(relative, &options, shown)?;
-        if mode == WriteMode::Replace {
-            file.set_len(0).map_err(io_err)?;
-        }
-        file.write_all(bytes).map_err(io_err)
-    }
-
-    /// Create directory `relative` and its missing parents.
-    pub fn create_dir_all(&self, relative: &Path, shown: &Path) -> Result<(), FileError> {
-        if relative.as_os_str().is_empty() {
-            return Ok(());
-        }
-        self.dir
-            .create_dir_all(relative)
-            .map_err(|source| FileError::Io {
-                path: shown.to_path_buf(),
-                source,
-            })
-    }
-
-    /// Create directory `relative`, whose parent must exist (`EEXIST` when
-    /// it is there already).
-    pub fn create_dir(&self, relative: &Path, shown: &Path) -> Result<(), FileError> {
-        self.dir
-            .create_dir(nonempty(relative))
-            .map_err(|source| FileError::Io {
-                path: shown.to_path_buf(),
-                source,
-            })
-    }
-
-    /// Remove file (or symlink) `relative`, or, with `dir`, empty
-    /// directory `relative`. The grant's own directory is never removed.
-    pub fn remove(&self, relative: &Path, dir: bool, shown: &Path) -> Result<(), FileError> {
-        let io_err = |source| FileError::Io {
-            path: shown.to_path_buf(),
-            source,
-        };
-        if relative.as_os_str().is_empty() {
-            return Err(io_err(io::Error::from(io::ErrorKind::PermissionDenied)));
-        }
-        if dir {
-            self.dir.remove_dir(relative).map_err(io_err)
-        } else {
-            self.dir.remove_file(relative).map_err(|source| {
-                // Node names unlinking a directory EISDIR (Linux says EPERM).
-                let is_dir = self
-                    .dir
-                    .symlink_metadata(relative)
-                    .is_ok_and(|m| m.is_dir());
-                if is_dir {
-                    FileError::IsADirectory {
-                        path: shown.to_path_buf(),
-                    }
-                } else {
-                    io_err(source)
-                }
-            })
-        }
-    }
-
-    /// Rename `relative` to `to_relative` inside `to` (this grant or
-    /// another), replacing a file there, as rename(2) does. A grant's own
-    /// directory is never renamed, nor replaced.
-    pub fn rename(
-        &self,
-        relative: &Path,
-        to: &Confined,
-        to_relative: &Path,
-        shown: &Path,
-    ) -> Result<(), FileError> {
-        let io_err = |source| FileError::Io {
-            path: shown.to_path_buf(),
-            source,
-        };
-        if relative.as_os_str().is_empty() || to_relative.as_os_str().is_empty() {
-            return Err(io_err(io::Error::from(io::ErrorKind::PermissionDenied)));
-        }
-        self.dir
-            .rename(relative, &to.dir, to_relative)
-            .map_err(io_err)
-    }
-
-    /// What `relative` is, following symlinks that stay inside.
-    pub fn stat(&self, relative: &Path, shown: &Path) -> Result<FileInfo, FileError> {
-        let meta = if relative.as_os_str().is_empty() {
-            self.dir.dir_metadata()
-        } else {
-            self.dir.metadata(relative)
-        }
-        .map_err(|source| FileError::Io {
-            path: shown.to_path_buf(),
-            source,
-        })?;
-        let modified = meta.modified().ok().and_then(|t| {
-            let epoch = cap_std::time::SystemTime::from_std(SystemTime::UNIX_EPOCH);
-            t.duration_since(epoch)
-                .ok()
-                .map(|since| SystemTime::UNIX_EPOCH + since)
-        });
-        Ok(FileInfo {
-            size: meta.len(),
-            modified,
-            is_file: meta.is_file(),
-            is_dir: meta.is_dir(),
-        })
-    }
-
-    /// The entries of directory `relative`, sorted by name.
-    pub fn list(&self, relative: &Path, shown: &Path) -> Result<Vec<Entry>, FileError> {
-        let io_err = |source| FileError::Io {
-            path: shown.to_path_buf(),
-            source,
-        };
-        let entries = if relative.as_os_str().is_empty() {
-            self.dir.entries()
-        } else {
-            self.dir.read_dir(relative)
-        }
-        .map_err(io_err)?;
-        let mut listed = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(io_err)?;
-            let kind = match entry.file_type() {
-                Ok(t) if t.is_symlink() => EntryKind::Symlink,
-                Ok(t) if t.is_dir() => EntryKind::Dir,
-                Ok(t) if t.is_file() => EntryKind::File,
-                _ => EntryKind::Other,
-            };
-            listed.push(Entry {
-                name: entry.file_name().to_string_lossy().into_owned(),
-                kind,
-            });
-        }
-        listed.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(listed)
-    }
-
-    /// Open `relative` non-blocking and make sure, on the open handle, that
-    /// it is a regular file.
-    fn open_regular(
-        &self,
-        relative: &Path,
-        options: &OpenOptions,
-        shown: &Path,
-    ) -> Result<cap_std::fs::File, FileError> {
-        let mut options = options.clone();
-        #[cfg(unix)]
-        {
-            use cap_std::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NONBLOCK);
-        }
-        let file =
-            self.dir
-                .open_with(nonempty(relative), &options)
-                .map_err(|source| match source.kind() {
-                    io::ErrorKind::IsADirectory => FileError::IsADirectory {
-                        path: shown.to_path_buf(),
-                    },
-                    _ => FileError::Io {
-                        path: shown.to_path_buf(),
-                        source,
-                    },
-                })?;
-        let meta = file.metadata().map_err(|source| FileError::Io {
-            path: shown.to_path_buf(),
-            source,
-        })?;
-        if meta.is_dir() {
-            return Err(FileError::IsADirectory {
-                path: shown.to_path_buf(),
-            });
-        }
-        if !meta.is_file() {
-            return Err(FileError::NotAFile {
-                path: shown.to_path_buf(),
-            });
-        }
-        Ok(file)
-    }
 }
 
 /// One granted directory.
@@ -468,8 +81,7 @@ impl Grant {
     /// process grants this very directory, so a folder swapped in at the
     /// same path afterwards is not granted.
     pub fn handle(&self) -> std::os::fd::BorrowedFd<'_> {
-        use std::os::fd::AsFd;
-        self.dir.dir.as_fd()
+        self.dir.handle()
     }
 
     /// The part of `path` below this grant, if `path` is inside it as
@@ -654,15 +266,6 @@ impl Grants {
     }
 }
 
-/// `relative`, or `.` for the directory itself.
-fn nonempty(relative: &Path) -> &Path {
-    if relative.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        relative
-    }
-}
-
 /// The folders `capabilities` grants for reading or writing, made absolute
 /// against the plugin's folder `base`: its data, not its code. The lock does
 /// not hash what is in them, and a change in them does not reload the
@@ -674,47 +277,6 @@ pub fn data_folders(base: &Path, capabilities: &Capabilities) -> Vec<PathBuf> {
         .chain(&capabilities.write)
         .map(|p| lexical(&base.join(p)))
         .collect()
-}
-
-/// `path` without `.` components and with each `..` taken back where it
-/// can be, on its text (it need not exist): `..` at the root stays at the
-/// root, and the leading `..` of a relative path are kept (`../plugins`
-/// stays above the working directory).
-pub fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => match out.components().next_back() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                Some(Component::ParentDir | Component::CurDir) | None => out.push(".."),
-            },
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// `path` (without `..`) with its longest existing ancestor resolved
-/// through symlinks.
-fn resolve_existing(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut existing = path;
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -923,16 +485,5 @@ mod tests {
         ));
         let dir_read = grants.read_text(&dir.path().join("data"), 100).unwrap_err();
         assert_eq!(dir_read.code(), "EISDIR");
-    }
-
-    #[test]
-    fn lexical_drops_dots_and_stops_at_the_root() {
-        assert_eq!(lexical(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
-        assert_eq!(lexical(Path::new("/../../etc")), PathBuf::from("/etc"));
-        assert_eq!(
-            lexical(Path::new("../../plugins/./a/../reader/data")),
-            PathBuf::from("../../plugins/reader/data")
-        );
-        assert_eq!(lexical(Path::new("a/../../b")), PathBuf::from("../b"));
     }
 }
