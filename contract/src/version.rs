@@ -8,5 +8,7 @@ pub const ABI_VERSION: u32 = 1;
 /// returns a pointer to its entry table.
 pub const ENTRY_SYMBOL: &str = "yohost_plugin_entry";
 
-/// The WIT package Wasm components are built against.
+/// The newest version of the WIT package of Wasm components, the one the SDK
+/// builds against: `wit/since_v<version>/plugin.wit` in this crate, frozen.
+/// Hosts also speak every earlier released version.
 pub const WIT_PACKAGE: &str = "yohost:plugin@0.1.0";

@@ -9,8 +9,8 @@
 //! - the sandbox denies by default: no file outside granted directories,
 //!   no read-only grant written, no environment variable not granted, no
 //!   wall clock; granted directories and variables work;
-//! - a component built against another WIT version, a core module and junk
-//!   are refused at load with a reason;
+//! - a component built against a newer WIT version than the host speaks, a
+//!   core module and junk are refused at load with a reason;
 //! - compiled components are cached, and a corrupt artifact is compiled
 //!   again.
 
@@ -329,7 +329,7 @@ async fn only_granted_environment_variables_are_visible_and_the_wall_clock_is_fr
 #[tokio::test]
 async fn other_wit_versions_core_modules_and_junk_are_refused_at_load() {
     let dir = plugin_dir();
-    install(dir.path(), "future", "guest_future_wit", "");
+    install(dir.path(), "future", "guest_next_wit", "");
     install(dir.path(), "policy", "guest_policy", "");
     write(dir.path(), "core.wasm", "\0asm\x01\0\0\0");
     write(dir.path(), "junk.wasm", "not wasm at all");
@@ -341,8 +341,9 @@ async fn other_wit_versions_core_modules_and_junk_are_refused_at_load() {
     assert_eq!(future.status, Status::Refused);
     let reason = future.reason.as_deref().unwrap();
     assert!(
-        reason.contains("built against yohost:plugin@0.2.0")
-            && reason.contains("this host speaks yohost:plugin@0.1.0"),
+        reason.contains(
+            "built against yohost:plugin@0.2.0, newer than this host speaks (yohost:plugin@0.1.0)"
+        ) && reason.contains("update yohost"),
         "{reason}"
     );
     let core = by_name("core").reason.clone().unwrap();

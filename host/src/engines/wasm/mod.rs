@@ -1,10 +1,13 @@
 //! Wasm component plugins on wasmtime: the way to run a plugin you do not
 //! fully trust.
 //!
-//! - **Interface.** A component exports `yohost:plugin/guest@0.1.0` and may
-//!   import `yohost:plugin/host@0.1.0` (logging) and WASI p2; see
-//!   `sdk-rust/wit/plugin.wit`. A component built against another version
-//!   is refused before it is linked, with both versions named.
+//! - **Interface.** A component exports `yohost:plugin/guest@<version>` and
+//!   may import `yohost:plugin/host@<version>` (logging) and WASI p2, for
+//!   one of the versions the host speaks (`version.rs`), each frozen in
+//!   `contract/wit/since_v<version>/plugin.wit` and bound by a module of
+//!   its own that converts to the contract's types (`since_v0_1_0`). A
+//!   component built for a version the host does not speak is refused
+//!   before it is linked, naming its version and the host's.
 //! - **Compiled once.** One shared engine and linker ([`runtime`]); each
 //!   component is compiled once and cached on disk ([`cache`]), then
 //!   pre-linked (`InstancePre`) at load.
@@ -23,10 +26,13 @@
 //!   an async worker; the epoch deadline bounds how long it holds its
 //!   thread, and calls of other runs take another worker meanwhile.
 
-mod bindings;
 pub mod cache;
 pub mod runtime;
 pub mod sandbox;
+#[cfg(test)]
+mod since_next;
+mod since_v0_1_0;
+mod version;
 
 use crate::call::error::CallError;
 use crate::call::plugin::{CallLimits, Plugin, PluginRun};
@@ -35,15 +41,16 @@ use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
 use crate::load::loaded::Loaded;
 use crate::model::sync::lock;
-use bindings::{Guest, PluginPre};
+use runtime::Runtime;
 use sandbox::{Grants, Interrupted, State};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use version::{VersionedGuest, VersionedPre};
 use wasmtime::Store;
-use yohost_contract::{Hook, HookCall, RunInfo, WIT_PACKAGE};
+use yohost_contract::{Hook, HookCall, RunInfo};
 
 /// How long a component may take to answer `name` and `hooks` at load.
 pub const LOAD_TIMEOUT: Duration = Duration::from_secs(5);
@@ -54,12 +61,25 @@ pub fn load(
     candidate: &Candidate,
     files: &crate::load::grants::Grants,
 ) -> Result<Loaded, LoadError> {
+    let runtime = runtime::runtime().map_err(|message| LoadError::Invalid {
+        path: candidate.entry.clone(),
+        message,
+    })?;
+    load_in(runtime, candidate, files)
+}
+
+/// Load a Wasm component plugin on `runtime`, for the version of the
+/// plugin interface it was built for.
+fn load_in(
+    runtime: &Runtime,
+    candidate: &Candidate,
+    files: &crate::load::grants::Grants,
+) -> Result<Loaded, LoadError> {
     let path = &candidate.entry;
     let invalid = |message: String| LoadError::Invalid {
         path: path.clone(),
         message,
     };
-    let runtime = runtime::runtime().map_err(invalid)?;
     // Read as every plugin file is: a regular file, without blocking, at
     // most the size a library may have.
     let wasm = crate::load::source::read_bytes(path, crate::model::limits::MAX_LIBRARY_BYTES)
@@ -70,11 +90,17 @@ pub fn load(
         ));
     }
     let component = cache::compile(&runtime.engine, &wasm).map_err(invalid)?;
-    check_version(&runtime.engine, &component, path)?;
+    let version =
+        version::pick(runtime.versions, &runtime.engine, &component).map_err(|message| {
+            LoadError::IncompatibleApi {
+                path: path.clone(),
+                message,
+            }
+        })?;
     let pre = runtime
         .linker
         .instantiate_pre(&component)
-        .and_then(PluginPre::new)
+        .and_then(|pre| version.prepare(pre))
         .map_err(|e| invalid(format!("cannot link the component: {e:?}")))?;
     let grants = Grants::of(candidate, files);
     let mut warnings = Vec::new();
@@ -85,6 +111,7 @@ pub fn load(
     }
     let mut plugin = Template {
         name: candidate.name.clone(),
+        engine: runtime.engine.clone(),
         pre,
         grants,
     };
@@ -112,45 +139,14 @@ pub fn cached_artifact(wasm: &[u8]) -> Option<PathBuf> {
     cache::artifact_path(&runtime::runtime().ok()?.engine, wasm)
 }
 
-/// Refuse a component built against another version of `yohost:plugin`,
-/// naming both versions, or one that does not export the guest interface.
-fn check_version(
-    engine: &wasmtime::Engine,
-    component: &wasmtime::component::Component,
-    path: &Path,
-) -> Result<(), LoadError> {
-    let (package, ours) = WIT_PACKAGE.split_once('@').unwrap_or((WIT_PACKAGE, ""));
-    let wanted = format!("{package}/guest@{ours}");
-    let ty = component.component_type();
-    let mut names: Vec<String> = ty
-        .exports(engine)
-        .map(|(name, _)| name.to_string())
-        .collect();
-    if names.contains(&wanted) {
-        return Ok(());
-    }
-    names.extend(ty.imports(engine).map(|(name, _)| name.to_string()));
-    let theirs = names.iter().find_map(|name| {
-        name.strip_prefix(package)?
-            .split_once('@')
-            .map(|(_, v)| v.to_string())
-    });
-    Err(LoadError::IncompatibleApi {
-        path: path.to_path_buf(),
-        message: match theirs {
-            Some(version) => format!(
-                "built against {package}@{version}, but this host speaks {WIT_PACKAGE}; rebuild it against this yohost-sdk"
-            ),
-            None => format!("not a yohost plugin: the component does not export `{wanted}` (build it with yohost-sdk's `export_plugin!` and the `wasm` feature)"),
-        },
-    })
-}
-
 /// What every instance of a plugin is made from.
 struct Template {
     /// The plugin's name, for its log lines.
     name: String,
-    pre: PluginPre<State>,
+    /// The engine the component was compiled for.
+    engine: wasmtime::Engine,
+    /// The component, linked for the version it was built for.
+    pre: Box<dyn VersionedPre>,
     grants: Grants,
 }
 
@@ -159,7 +155,7 @@ impl Template {
     fn instantiate(&self, run_id: &str) -> Result<Instance, CallError> {
         let state =
             State::new(&self.grants, &self.name, run_id).map_err(CallError::CapabilityDenied)?;
-        let mut store = Store::new(self.pre.engine(), state);
+        let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.memory);
         store.epoch_deadline_callback(|ctx| match ctx.data().interrupted() {
             Some(why) => Err(wasmtime::Error::new(why)),
@@ -169,8 +165,8 @@ impl Template {
         instance.arm(Instant::now() + LOAD_TIMEOUT, None);
         let started = Instant::now();
         match self.pre.instantiate(&mut instance.store) {
-            Ok(bindings) => {
-                instance.guest = Some(bindings);
+            Ok(guest) => {
+                instance.guest = Some(guest);
                 Ok(instance)
             }
             Err(e) => Err(instance.failure(e, started)),
@@ -182,14 +178,15 @@ impl Template {
         let mut instance = self.instantiate("")?;
         let started = Instant::now();
         instance.arm(started + LOAD_TIMEOUT, None);
-        let guest = instance.guest().clone();
-        let name = guest
-            .call_name(&mut instance.store)
-            .map_err(|e| instance.failure(e, started))?;
-        let hooks = guest
-            .call_hooks(&mut instance.store)
-            .map_err(|e| instance.failure(e, started))?;
-        Ok((name, hooks.into_iter().map(bindings::hook).collect()))
+        let Instance { store, guest } = &mut instance;
+        let guest = guest.as_ref().expect("instantiated");
+        let answers = guest
+            .name(store)
+            .and_then(|name| Ok((name, guest.hooks(store)?)));
+        match answers {
+            Ok((name, hooks)) => Ok((name, hooks.into_iter().collect())),
+            Err(e) => Err(instance.failure(e, started)),
+        }
     }
 }
 
@@ -221,17 +218,10 @@ impl Plugin for WasmPlugin {
 /// One instance and its store.
 struct Instance {
     store: Store<State>,
-    guest: Option<bindings::Plugin>,
+    guest: Option<Box<dyn VersionedGuest>>,
 }
 
 impl Instance {
-    fn guest(&self) -> &Guest {
-        self.guest
-            .as_ref()
-            .expect("instantiated")
-            .yohost_plugin_guest()
-    }
-
     /// Set the deadline (and the run's cancel) for the next call.
     fn arm(&mut self, deadline: Instant, cancel: Option<&tokio_util::sync::CancellationToken>) {
         let state = self.store.data_mut();
@@ -263,10 +253,9 @@ impl Instance {
     fn call(&mut self, call: &HookCall, limits: &CallLimits) -> Result<Value, Failure> {
         self.arm(limits.deadline, Some(&limits.cancel));
         let started = Instant::now();
-        let guest = self.guest().clone();
-        match bindings::invoke(&guest, &mut self.store, call) {
-            Ok(Ok(reply)) => bindings::reply(call, reply).map_err(Failure::Kept),
-            Ok(Err(message)) => Err(Failure::Kept(CallError::Guest(message))),
+        let guest = self.guest.as_ref().expect("instantiated");
+        match guest.call(&mut self.store, call) {
+            Ok(answer) => answer.map_err(Failure::Kept),
             Err(trap) => Err(Failure::Trapped(self.failure(trap, started))),
         }
     }

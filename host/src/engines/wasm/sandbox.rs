@@ -66,6 +66,17 @@ impl Grants {
         }
     }
 
+    /// Nothing granted, and the default memory limit.
+    #[cfg(test)]
+    pub fn none() -> Grants {
+        Grants {
+            dirs: Vec::new(),
+            env: Vec::new(),
+            network: false,
+            memory_bytes: 64 << 20,
+        }
+    }
+
     /// A fresh WASI context with exactly these grants.
     fn wasi(&self) -> Result<WasiCtx, String> {
         let mut builder = WasiCtxBuilder::new();

@@ -1,6 +1,6 @@
 //! The host side of the `yohost:plugin@0.1.0` world
-//! (`sdk-rust/wit/plugin.wit`), and the conversions between its types and
-//! the contract's.
+//! (`contract/wit/since_v0.1.0/plugin.wit`, frozen), and the conversions
+//! between its types and the contract's.
 //!
 //! Arguments go out typed; free-form JSON (`args`, `parameters`, `details`,
 //! `event`) goes as JSON text. Replies come back typed, are turned into the
@@ -8,23 +8,68 @@
 //! ([`HookKind::parse_reply`](yohost_contract::HookKind::parse_reply)), so a
 //! Wasm reply is held to exactly the rules of every other engine.
 
+use self::exports::yohost::plugin::guest::Guest;
 use self::yohost::plugin::host::{Host, LogLevel as WitLevel};
 use self::yohost::plugin::types as wit;
 use super::sandbox::State;
+use super::version::{VersionedGuest, VersionedPre, WitVersion};
 use crate::call::codec::check_size;
 use crate::call::error::CallError;
 use crate::call::logging::{plugin_log, LogLevel};
 use serde_json::{json, Map, Value};
+use wasmtime::component::{HasSelf, InstancePre, Linker};
 use wasmtime::Store;
 use yohost_contract::{ContentBlock, Hook, HookCall, ReplyError, RunInfo};
 
 wasmtime::component::bindgen!({
-    path: "../sdk-rust/wit",
+    path: "../contract/wit/since_v0.1.0",
     world: "plugin",
 });
 
-/// The guest's exports.
-pub(super) use exports::yohost::plugin::guest::Guest;
+/// `yohost:plugin@0.1.0`: every hook of the contract's first release.
+pub(super) struct V0_1_0;
+
+impl WitVersion for V0_1_0 {
+    fn version(&self) -> &'static str {
+        "0.1.0"
+    }
+
+    fn add_to_linker(&self, linker: &mut Linker<State>) -> wasmtime::Result<()> {
+        Plugin::add_to_linker::<State, HasSelf<State>>(linker, |state| state)
+    }
+
+    fn prepare(&self, pre: InstancePre<State>) -> wasmtime::Result<Box<dyn VersionedPre>> {
+        Ok(Box::new(PluginPre::new(pre)?))
+    }
+}
+
+impl VersionedPre for PluginPre<State> {
+    fn instantiate(&self, store: &mut Store<State>) -> wasmtime::Result<Box<dyn VersionedGuest>> {
+        let plugin = PluginPre::instantiate(self, store)?;
+        Ok(Box::new(plugin.yohost_plugin_guest().clone()))
+    }
+}
+
+impl VersionedGuest for Guest {
+    fn name(&self, store: &mut Store<State>) -> wasmtime::Result<String> {
+        self.call_name(store)
+    }
+
+    fn hooks(&self, store: &mut Store<State>) -> wasmtime::Result<Vec<Hook>> {
+        Ok(self.call_hooks(store)?.into_iter().map(hook).collect())
+    }
+
+    fn call(
+        &self,
+        store: &mut Store<State>,
+        call: &HookCall,
+    ) -> wasmtime::Result<Result<Value, CallError>> {
+        Ok(match invoke(self, store, call)? {
+            Ok(answer) => reply(call, answer),
+            Err(message) => Err(CallError::Guest(message)),
+        })
+    }
+}
 
 /// `types` holds only types; the guest imports it for them.
 impl wit::Host for State {}
@@ -42,7 +87,7 @@ impl Host for State {
 }
 
 /// The contract hook of a WIT hook.
-pub(super) fn hook(hook: wit::Hook) -> Hook {
+fn hook(hook: wit::Hook) -> Hook {
     match hook {
         wit::Hook::Tools => Hook::Tools,
         wit::Hook::CallTool => Hook::CallTool,
@@ -57,7 +102,7 @@ pub(super) fn hook(hook: wit::Hook) -> Hook {
 }
 
 /// What a guest's hook returned, before it is checked.
-pub(super) enum WitReply {
+enum WitReply {
     Tools(Vec<wit::ToolSpec>),
     CallTool(wit::ToolOutput),
     BeforeTool(wit::BeforeToolReply),
@@ -70,7 +115,7 @@ pub(super) enum WitReply {
 
 /// Call the guest's export for `call`. The outer error is a trap; the inner
 /// one is the plugin's own error.
-pub(super) fn invoke(
+fn invoke(
     guest: &Guest,
     store: &mut Store<State>,
     call: &HookCall,
@@ -174,7 +219,7 @@ pub(super) fn invoke(
 /// A guest's reply to `call` in the contract's JSON form: its JSON text
 /// must parse, and its size must be within
 /// [`MAX_REPLY_BYTES`](crate::model::limits::MAX_REPLY_BYTES).
-pub(super) fn reply(call: &HookCall, reply: WitReply) -> Result<Value, CallError> {
+fn reply(call: &HookCall, reply: WitReply) -> Result<Value, CallError> {
     let hook = call.hook();
     let parse = |field: &str, text: &str| -> Result<Value, CallError> {
         check_size(text.len())?;
