@@ -22,7 +22,7 @@ function declared(name) {
 /** A file service over a fresh folder, replying parsed. */
 function files(fsModule = fs) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "yohost-files-"));
-  const run = nodeFiles(fsModule, path, dir, "node:fs");
+  const run = nodeFiles(fsModule, path, dir, "node:fs", { watch: "the reason" });
   return { dir, op: (op, p, data = null) => JSON.parse(run(op, p, data)) };
 }
 
@@ -34,6 +34,8 @@ test("Node serves every declared file operation but those it is declared to lack
     const reply = op(name, "missing");
     assert.equal(reply.code === "ENOSYS", lacks.includes(name), `${name}: ${JSON.stringify(reply)}`);
   }
+  assert.equal(op("watch", ".").error, "node:fs: `watch` is not available on Node: the reason");
+  assert.equal(op("unlink", ".").error, "node:fs: `unlink` is not available");
 });
 
 test("text and bytes are written, appended and read back", () => {

@@ -202,6 +202,8 @@ interface NodeServices {
   relative_to: string;
   cwd: string;
   exec: boolean;
+  /** The file operations the bootstrap does not serve, with why (`FileOp::lacking_on_node`). */
+  lacks: Partial<Record<FileOp, string>>;
 }
 
 /** A flavor's modules on Node (`protocol::FlavorSources`). */

@@ -275,7 +275,7 @@ function services(offered) {
   /** @type {YohostHost} */
   const host = {
     cwd: offered.cwd,
-    fs: nodeFiles(fs, path, offered.relative_to, offered.module),
+    fs: nodeFiles(fs, path, offered.relative_to, offered.module, offered.lacks),
   };
   if (offered.exec) {
     host.exec = (command, args, options) =>

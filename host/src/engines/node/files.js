@@ -1,5 +1,6 @@
 // The host's file service on Node: the file operations (`NodeFileOp` in
-// host.d.ts, every `FileOp` but `watch`) on Node's own `fs`, inside the
+// host.d.ts: every `FileOp` but those the host says Node lacks, and why,
+// in `init`) on Node's own `fs`, inside the
 // permission model's grants, replying as the embedded engine's service
 // (services/files.rs) does: `{"ok": value}`, or `{"error", "code"}` with
 // `"granted": false` for a path outside the grants. Bytes travel as base64.
@@ -12,9 +13,10 @@
  * @param {typeof import("node:path")} path
  * @param {string} relativeTo Where relative paths start.
  * @param {string} module The module a plugin imported, named in errors.
+ * @param {NodeServices["lacks"]} lacks The operations Node does not serve, with why.
  * @returns {YohostHost["fs"]}
  */
-function nodeFiles(fs, path, relativeTo, module) {
+function nodeFiles(fs, path, relativeTo, module, lacks) {
   /** @param {string} p */
   const where = (p) => path.resolve(relativeTo, p);
   /** @param {string | null} data */
@@ -53,7 +55,8 @@ function nodeFiles(fs, path, relativeTo, module) {
   };
   return function files(op, p, data) {
     if (!Object.hasOwn(ops, op)) {
-      return JSON.stringify({ error: `${module}: \`${op}\` is not available`, code: "ENOSYS" });
+      const why = Object.hasOwn(lacks, op) ? ` on Node: ${lacks[op]}` : "";
+      return JSON.stringify({ error: `${module}: \`${op}\` is not available${why}`, code: "ENOSYS" });
     }
     try {
       const value = ops[/** @type {NodeFileOp} */ (op)](p, data);

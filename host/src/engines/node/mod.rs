@@ -33,6 +33,7 @@ pub(crate) mod plugin;
 pub(crate) mod process;
 pub(crate) mod protocol;
 
+use super::js::services::FileOp;
 use super::js::{glue, Flavor};
 use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
@@ -298,6 +299,7 @@ fn launch(
         relative_to: api.relative_to.dir(&plugin_dir, &cwd),
         cwd: cwd.clone(),
         exec: capabilities.exec,
+        lacks: FileOp::lacking_on_node(),
     });
     let sources = FlavorSources {
         builtins: flavor
