@@ -6,12 +6,13 @@
 // stream, then `exit` and `close`). The sync forms would block the plugin's
 // thread, so they throw.
 
+import { host } from "pi:host";
 import { EventEmitter as Emitter } from "node:events";
 
 const SHELL = "/bin/sh";
 
 function run(command, args, options) {
-  const exec = globalThis[Symbol.for("yohost.host")]?.exec;
+  const exec = host()?.exec;
   if (typeof exec !== "function") {
     throw new Error(`node:child_process cannot run "${command}": the plugin's plugin.toml does not grant \`capabilities.exec = true\``);
   }

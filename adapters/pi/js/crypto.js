@@ -3,8 +3,10 @@
 // sha384, sha512). Random bytes and digests come from the host's Rust
 // crates (getrandom, sha2), not from JavaScript.
 
+import { host } from "pi:host";
+
 function service(name) {
-  const fn = globalThis[Symbol.for("yohost.host")]?.[name];
+  const fn = host()?.[name];
   if (typeof fn !== "function") throw new Error(`node:crypto is not available: the host gave this plugin no ${name}`);
   return fn;
 }

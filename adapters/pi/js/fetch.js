@@ -4,7 +4,7 @@
 // made it. The response body arrives whole (at most 16 MiB). Without the
 // grant, `fetch` rejects, naming the key.
 
-const host = () => globalThis[Symbol.for("yohost.host")] ?? {};
+import { host } from "pi:host";
 
 /** Node's `Headers`: names without regard to case. */
 export class Headers {
@@ -100,7 +100,7 @@ function abortError(signal) {
 /** Node's `fetch`, within `capabilities.network`. */
 export async function fetch(input, init = {}) {
   const url = String(input instanceof URL ? input.href : input?.url ?? input);
-  const start = host().fetch;
+  const start = host()?.fetch;
   if (typeof start !== "function") {
     throw new TypeError(`fetch(${JSON.stringify(url)}) is not available: the plugin's plugin.toml does not grant \`capabilities.network\``);
   }

@@ -7,6 +7,7 @@
 // to grant). Reads without an encoding give a `Buffer`. fs.js and
 // fs-promises.js export from this module.
 
+import { host } from "pi:host";
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 
@@ -33,12 +34,12 @@ function nodeError(code, syscall, path, why) {
   const where = path === undefined ? "" : ` '${path}'`;
   const error = new Error(`${code}: ${description}, ${syscall}${where}${why ? ` (${why})` : ""}`);
   Object.assign(error, { errno, code, syscall });
-  if (path !== undefined) error.path = path;
+  if (path !== undefined) Object.assign(error, { path });
   return error;
 }
 
 function call(op, syscall, path, data) {
-  const fs = globalThis[Symbol.for("yohost.host")]?.fs;
+  const fs = host()?.fs;
   if (typeof fs !== "function") throw new Error("node:fs is not available: the host gave this plugin no file access");
   const shown = typeof path === "string" ? path : String(path);
   const reply = JSON.parse(fs(op, shown, data === undefined || data === null ? null : String(data)));
@@ -264,7 +265,7 @@ export class FSWatcher extends EventEmitter {
   }
   close() {
     if (this.#id === null) return;
-    globalThis[Symbol.for("yohost.host")].unwatch(this.#id);
+    host().unwatch(this.#id);
     watchers.delete(this.#id);
     this.#id = null;
     Promise.resolve().then(() => this.emit("close"));
@@ -287,8 +288,8 @@ export function watch(path, options, listener) {
   if (typeof options === "function") [listener, options] = [options, undefined];
   if (typeof options === "string") options = { encoding: options };
   const id = call("watch", "watch", path, options?.recursive ? "recursive" : null);
-  const host = globalThis[Symbol.for("yohost.host")];
-  if (host.watched !== deliverWatched) host.watched = deliverWatched;
+  const services = host();
+  if (services.watched !== deliverWatched) services.watched = deliverWatched;
   const watcher = new FSWatcher(id, options?.encoding ?? "utf8");
   if (typeof listener === "function") watcher.on("change", listener);
   const signal = options?.signal;
@@ -352,6 +353,7 @@ export function unwatchFile(path, listener) {
  */
 async function* watchEvents(path, options) {
   const waiting = [];
+  /** @type {(value?: unknown) => void} */
   let wake = () => {};
   const watcher = watch(path, { ...options, signal: undefined }, (eventType, filename) => {
     waiting.push({ eventType, filename });

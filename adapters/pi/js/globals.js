@@ -5,10 +5,9 @@
 // within `capabilities.network`). Evaluated before the extension's code; yohost's own
 // TypeScript plugins do not get these.
 
+import { host } from "pi:host";
 import { settings } from "pi:settings";
 import { fetch, Headers, Response } from "pi:fetch";
-
-const host = () => globalThis[Symbol.for("yohost.host")] ?? {};
 
 // --- UTF-8 -----------------------------------------------------------------
 
@@ -62,7 +61,7 @@ function utf8Decode(bytes) {
   return out;
 }
 
-class TextEncoder {
+export class TextEncoder {
   get encoding() {
     return "utf-8";
   }
@@ -71,7 +70,7 @@ class TextEncoder {
   }
 }
 
-class TextDecoder {
+export class TextDecoder {
   constructor(label = "utf-8") {
     const name = String(label).toLowerCase();
     if (name !== "utf-8" && name !== "utf8") throw new RangeError(`TextDecoder: the encoding "${label}" is not supported (only utf-8)`);
@@ -143,7 +142,7 @@ function encodeAs(text, encoding = "utf8") {
   }
 }
 
-class Buffer extends Uint8Array {
+export class Buffer extends Uint8Array {
   static from(value, encodingOrOffset, length) {
     if (typeof value === "string") return Buffer.#of(encodeAs(value, encodingOrOffset));
     if (value instanceof ArrayBuffer) return new Buffer(value, encodingOrOffset ?? 0, length ?? value.byteLength - (encodingOrOffset ?? 0));
@@ -157,6 +156,7 @@ class Buffer extends Uint8Array {
     buffer.set(bytes);
     return buffer;
   }
+  /** @param {number} size @param {number | string} [fill] */
   static alloc(size, fill = 0) {
     const buffer = new Buffer(size);
     if (fill !== 0) buffer.fill(typeof fill === "string" ? fill.charCodeAt(0) : fill);
@@ -228,7 +228,7 @@ class Buffer extends Uint8Array {
 
 // --- URL -------------------------------------------------------------------
 
-class URLSearchParams {
+export class URLSearchParams {
   #pairs = [];
   constructor(init = "") {
     if (typeof init === "string") {
@@ -305,7 +305,7 @@ function dotSegments(path) {
   return "/" + out.join("/") + (last === "." || last === ".." ? (out.length ? "/" : "") : "");
 }
 
-class URL {
+export class URL {
   #protocol;
   #username;
   #password;
@@ -456,7 +456,7 @@ function makeProcess(env) {
   });
   return Object.freeze({
     env,
-    cwd: () => host().cwd ?? "/",
+    cwd: () => host()?.cwd ?? "/",
     platform: settings.platform,
     arch: settings.arch,
     argv: Object.freeze(["yohost", settings.entry]),

@@ -1,6 +1,8 @@
 // `node:path` (and `path`) for pi extensions: the POSIX functions, on
 // strings only. `path.posix` is the module itself.
 
+import { host } from "pi:host";
+
 export const sep = "/";
 export const delimiter = ":";
 
@@ -43,7 +45,7 @@ export function resolve(...parts) {
     if (parts[i] !== "") path = path === "" ? parts[i] : `${parts[i]}/${path}`;
   }
   if (!isAbsolute(path)) {
-    const cwd = globalThis[Symbol.for("yohost.host")]?.cwd ?? "/";
+    const cwd = host()?.cwd ?? "/";
     path = `${cwd}/${path}`;
   }
   const out = normalizeParts(path.split("/"), true).join("/");

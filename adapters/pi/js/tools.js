@@ -5,6 +5,7 @@
 // service (`capabilities.exec`). `find` and `grep` are not available: the
 // agent's own `list_files` and `search` do that.
 
+import { host } from "pi:host";
 import { readFileSync, writeFileSync, readdirSync, statSync } from "pi:fs-core";
 
 const resolve = (cwd, path) => {
@@ -17,6 +18,7 @@ const object = (properties, required) => ({ type: "object", properties, required
 // What a spawn hook changed of the granted environment: each variable it
 // set to another value, and `null` for each one it removed.
 function envChanges(granted, env) {
+  /** @type {Record<string, string | null>} */
   const changes = {};
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && granted[name] !== value) changes[name] = String(value);
@@ -38,7 +40,7 @@ function bashDefinition(cwd, options) {
       ["command"],
     ),
     async execute(_id, params) {
-      const exec = globalThis[Symbol.for("yohost.host")]?.exec;
+      const exec = host()?.exec;
       if (typeof exec !== "function") {
         throw new Error("bash is not available: the plugin's plugin.toml does not grant `capabilities.exec = true`");
       }

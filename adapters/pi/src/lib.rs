@@ -122,6 +122,7 @@ const INTERNALS: &[Builtin] = &[
             ";"
         ),
     },
+    module!("pi:host", "host.js"),
     module!("pi:fs-core", "fs-core.js"),
     module!("pi:tools", "tools.js"),
     module!("pi:globals", "globals.js"),

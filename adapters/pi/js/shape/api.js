@@ -9,6 +9,7 @@ import { noHistory, noSession, refusal, unavailable } from "pi:shape/refusals";
  * A fresh extension record and its `pi` object. `host` is the host's
  * services (`exec` when the manifest grants it). Set `state.loaded` once the
  * extension has loaded: later registrations are refused or reported.
+ * @param {Partial<YohostHost>} host
  */
 export function createExtension(host) {
   const state = {

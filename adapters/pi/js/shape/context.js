@@ -106,6 +106,7 @@ const modelRegistry = Object.freeze({
  * `makeCtx(call)`: pi's `ctx` over the engine's per-call `ctx` (`null` while
  * the extension loads or unloads). `ctx.signal` is the call's signal, which
  * aborts when the host gives up on the call.
+ * @param {Partial<YohostHost>} host
  */
 export function contexts(host, state, warnApp) {
   const sessionManager = makeSessionManager(host.cwd ?? "/");

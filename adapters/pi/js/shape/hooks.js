@@ -1,5 +1,6 @@
 // What a loaded pi extension registered, as yohost hooks.
 
+import { host } from "pi:host";
 import { OBSERVED } from "pi:shape/events";
 import { UNSUPPORTED } from "pi:shape/refusals";
 import { hostArgs, piInput, piName } from "pi:shape/tools";
@@ -21,7 +22,7 @@ const parametersOf = (tool) => tool.parameters ?? { type: "object", properties: 
 // and checks the prepared ones with the host's validator. Without that
 // service (another engine) the host checks them first.
 function preparesArguments(tool) {
-  return typeof tool.prepareArguments === "function" && typeof globalThis[Symbol.for("yohost.host")]?.validate === "function";
+  return typeof tool.prepareArguments === "function" && typeof host()?.validate === "function";
 }
 
 function toolHooks(state, makeCtx, hooks) {
@@ -45,7 +46,7 @@ function toolHooks(state, makeCtx, hooks) {
       }
     }
     if (preparesArguments(tool)) {
-      const why = globalThis[Symbol.for("yohost.host")].validate(tool.name, JSON.stringify(parametersOf(tool)), JSON.stringify(params ?? null));
+      const why = host().validate(tool.name, JSON.stringify(parametersOf(tool)), JSON.stringify(params ?? null));
       if (why !== null && why !== undefined) return { content: [{ type: "text", text: why }], is_error: true };
     }
     let result;

@@ -5,8 +5,9 @@
 // throws to refuse the extension, naming what the host cannot honour.
 //
 // The host's services (the working directory, and `exec` when the manifest
-// grants it) are read from `globalThis[Symbol.for("yohost.host")]`.
+// grants it) are read from `pi:host`.
 
+import { host } from "pi:host";
 import { createExtension } from "pi:shape/api";
 import { contexts } from "pi:shape/context";
 import { buildHooks, emit } from "pi:shape/hooks";
@@ -17,12 +18,12 @@ export default async function piShape(namespace) {
   // one module holding their namespaces; each factory runs, in order.
   const namespaces = namespace.default?.[Symbol.for("yohost.entries")] ?? [namespace];
   const factories = namespaces.map((ns) => ns.default);
-  const host = globalThis[Symbol.for("yohost.host")] ?? {};
+  const services = host() ?? {};
   if (factories.some((factory) => typeof factory !== "function")) {
     throw refusal("a pi extension's default export must be a function `(pi) => void`");
   }
-  const { pi, state, warnApp } = createExtension(host);
-  const makeCtx = contexts(host, state, warnApp);
+  const { pi, state, warnApp } = createExtension(services);
+  const makeCtx = contexts(services, state, warnApp);
   const refuse = () => {
     if (state.refusals.length > 0) throw refusal(`the pi extension ${state.refusals.join("; ")}`);
   };

@@ -1,47 +1,32 @@
-// The engine-neutral glue between the host and a plugin's JavaScript.
+// The embedded engine's glue between the host and a plugin's JavaScript.
 //
-// Evaluated once per runtime as a function of `host`, the host's callbacks:
-//   host.done(callId, replyJson)     a hook call's reply, as JSON text
-//   host.fail(callId, message)       a hook call threw or rejected
-//   host.badReply(callId, message)   a hook call's reply is not JSON
-//   host.log(callId, runId, level, message)
-//                                    a log line (callId/runId null: console)
-//   host.timer(timerId, ms)          fire `fire(timerId)` in `ms`
-// It installs `console`, `setTimeout`, `clearTimeout`, `AbortController` and
-// `AbortSignal`, and returns the functions the host calls. Nothing else is
-// added to the global object.
+// Evaluated once per runtime as a function of `host`, the host's callbacks
+// (`DriverHost` in host.d.ts): a call's reply, failure or unreadable reply,
+// log lines, and timers. It installs `console`, `setTimeout`, `clearTimeout`,
+// `AbortController` and `AbortSignal`, and returns the functions the host
+// calls (`Driver`). Nothing else is added to the global object.
+//
+// Hook calls run through hook_calls.js, which Node's bootstrap shares.
 //
 // Work the host does off the engine thread (a process a plugin starts)
 // settles a promise later: `later(start)` makes a promise-returning function
 // of a host function that starts the work and replies `{"ok": id}` or
 // `{"error": message}`; the host hands the outcome to `resume(id, json)`.
 //
-// `show` and `describe` come from describe.js, which the host evaluates
-// around this function (see `DRIVER` in runtime/engine.rs).
-(function (host) {
+// `show` and `describe` (describe.js) and `hookCalls` (hook_calls.js) are
+// declared around this function by the host (see `DRIVER` in
+// runtime/engine.rs).
+(/** @param {DriverHost} host @returns {Driver} */ function (host) {
   "use strict";
+  /** @type {Map<number, () => void>} */
   const timers = new Map();
-  // callId -> the AbortController behind that call's `ctx.signal`.
-  const signals = new Map();
   let nextTimer = 1;
-  let hooks = Object.create(null);
-  let unload = () => {};
-  let env = Object.freeze(Object.create(null));
-  let pluginDir = "";
+  /** @type {Map<number, {resolve: (value: unknown) => void, reject: (error: Error) => void}>} */
   const waiting = new Map();
 
+  /** @param {unknown[]} args */
   function line(args) {
     return args.map(show).join(" ");
-  }
-
-  function logger(callId, runId) {
-    const at = (level) => (...args) => host.log(callId, runId, level, line(args));
-    return Object.freeze({
-      info: at("info"),
-      warn: at("warn"),
-      error: at("error"),
-      debug: at("debug"),
-    });
   }
 
   globalThis.console = Object.freeze({
@@ -133,97 +118,35 @@
   globalThis.AbortSignal = AbortSignal;
   globalThis.AbortController = AbortController;
 
-  function reply(callId, value) {
-    signals.delete(callId);
-    let json;
-    try {
-      json = JSON.stringify(value === undefined ? null : value);
-    } catch (e) {
-      host.badReply(callId, "the reply cannot be turned into JSON: " + describe(e));
-      return;
-    }
-    if (json === undefined) {
-      host.badReply(callId, `the reply cannot be turned into JSON (it is a ${typeof value})`);
-      return;
-    }
-    host.done(callId, json);
-  }
+  const calls = hookCalls({
+    done: host.done,
+    fail: host.fail,
+    badReply: host.badReply,
+    write: (callId, runId, level, args) => host.log(callId, runId, level, line(args)),
+    within: (_callId, _runId, run) => run(),
+  });
 
-  return {
+  /** @type {Driver} */
+  const driver = {
     // Turn the entry module's namespace into hooks with the flavor's
     // `shape` (which may be async), given the flavor's settings; resolves to
-    // `{name, hooks, warnings, unknown, unloads}` as JSON (`unloads`: the shape gave
-    // an `unload`).
+    // the `Ready` the host reads, as JSON.
     async install(shape, namespace, settingsJson, envJson, dir) {
-      env = Object.freeze(JSON.parse(envJson));
-      pluginDir = dir;
       const shaped = await shape(namespace, JSON.parse(settingsJson));
-      hooks = shaped.hooks;
-      if (typeof shaped.unload === "function") unload = shaped.unload;
-      const name = typeof shaped.name === "string" ? shaped.name : null;
-      const warnings = Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [];
-      const unknown = Array.isArray(shaped.unknown) ? shaped.unknown : [];
-      const unloads = typeof shaped.unload === "function";
-      return JSON.stringify({ name, hooks: Object.keys(hooks), warnings, unknown, unloads });
+      return JSON.stringify(calls.install(shaped, JSON.parse(envJson), dir));
     },
     // The plugin is being dropped: run the shape's `unload`, if it gave one.
-    unload() {
-      return Promise.resolve(unload()).catch((e) =>
-        host.log(null, null, "error", "unloading failed: " + describe(e)),
-      );
-    },
+    unload: () => calls.unload(),
     // Run hook `hook` for call `callId`; the reply comes back through
     // `host.done` or `host.fail`, now or after the promise settles.
     // `ctx.signal` aborts when the host gives up on the call (its run was
     // cancelled, or its deadline passed).
     call(callId, hook, argsJson, runId) {
-      // `ctx.log` and `ctx.signal` are made when the plugin first reads
-      // them: most calls read neither, and the signal's controller is the
-      // dearest part of a call. A call the host gave up on before its signal
-      // was read gets a signal aborted already (`abort` below).
-      const call = { controller: null, aborted: null, log: null };
-      signals.set(callId, call);
-      const ctx = Object.freeze({
-        run_id: runId,
-        get log() {
-          return (call.log ??= logger(callId, runId));
-        },
-        env,
-        pluginDir,
-        get signal() {
-          if (call.controller === null) {
-            call.controller = new AbortController();
-            if (call.aborted !== null) call.controller.abort(call.aborted);
-          }
-          return call.controller.signal;
-        },
-      });
-      const failed = (e) => {
-        signals.delete(callId);
-        host.fail(callId, describe(e));
-      };
-      let result;
-      try {
-        result = hooks[hook](JSON.parse(argsJson), ctx);
-      } catch (e) {
-        failed(e);
-        return;
-      }
-      if (result !== null && typeof result === "object" && typeof result.then === "function") {
-        Promise.resolve(result).then((value) => reply(callId, value), failed);
-      } else {
-        reply(callId, result);
-      }
+      calls.call(callId, hook, JSON.parse(argsJson), runId);
     },
     // The host gave up on call `callId`: abort its `ctx.signal` with an
     // error named `name` ("AbortError" or "TimeoutError").
-    abort(callId, name, message) {
-      const call = signals.get(callId);
-      signals.delete(callId);
-      if (call === undefined) return;
-      call.aborted = Object.assign(new Error(message), { name });
-      call.controller?.abort(call.aborted);
-    },
+    abort: (callId, name, message) => calls.abort(callId, name, message),
     // Run timer `timerId`, if it was not cleared.
     fire(timerId) {
       const run = timers.get(timerId);
@@ -255,4 +178,5 @@
     },
     describe,
   };
+  return driver;
 })

@@ -24,14 +24,19 @@ export function image(data, mimeType) {
   return { type: "image", data, mimeType };
 }
 
+/**
+ * Run file operation `op` through the host's services (`YohostHost`).
+ * @param {FileOp} op
+ * @param {unknown} path
+ * @param {unknown} [data]
+ */
 function hostFiles(op, path, data) {
-  const fs = globalThis[Symbol.for("yohost.host")]?.fs;
+  const host = /** @type {YohostHost | undefined} */ (globalThis[Symbol.for("yohost.host")]);
+  const fs = host?.fs;
   if (typeof fs !== "function") throw new Error("yohost fs: the host gave this plugin no file access");
   const reply = JSON.parse(fs(op, String(path), data === undefined ? null : String(data)));
   if ("ok" in reply) return reply.ok;
-  const error = new Error(reply.error);
-  error.code = reply.code;
-  throw error;
+  throw Object.assign(new Error(reply.error), { code: reply.code });
 }
 
 /**

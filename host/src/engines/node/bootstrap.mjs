@@ -37,7 +37,7 @@ fs.existsSync = function existsSyncWithinGrants(path) {
 syncBuiltinESMExports();
 
 const send = process.stdout.write.bind(process.stdout);
-const calls = new AsyncLocalStorage();
+const callers = new AsyncLocalStorage();
 let logLimit = 8192;
 let replyLimit = 16 * 1024 * 1024;
 
@@ -48,13 +48,22 @@ function frame(text) {
   send(Buffer.concat([head, body]));
 }
 
+/** @param {FromNode} object */
 function message(object) {
   frame(JSON.stringify(object));
 }
 
-// `show` and `describe` are describe.js's (of the embedded engine), which
-// the host appends to this module.
+// `show` and `describe` (describe.js), `hookCalls` (hook_calls.js, which
+// the embedded engine's driver shares) and `nodeFiles` (files.js) are
+// declared by the files the host appends to this module.
 
+/**
+ * Send a log line of call `id` (null: outside a call).
+ * @param {number | null} id
+ * @param {string | null} runId
+ * @param {LogLevel} level
+ * @param {unknown[]} args
+ */
 function log(id, runId, level, args) {
   let text = args.map(show).join(" ");
   if (text.length > logLimit) text = text.slice(0, logLimit);
@@ -65,7 +74,7 @@ function log(id, runId, level, args) {
 // running, if any.
 function ambient(level) {
   return (...args) => {
-    const call = calls.getStore();
+    const call = callers.getStore();
     log(call?.id ?? null, call?.runId ?? null, level, args);
   };
 }
@@ -122,7 +131,6 @@ function fileOf(specifier, from) {
 
 const modules = new Map();
 let flavor = { builtins: {}, owned: [], internals: {} };
-let pluginDir = "";
 let ownPaths = [];
 
 // A module Node loads itself, with the import's attributes (`with { type:
@@ -259,45 +267,15 @@ async function plugin(file, attributes) {
   return cached(file, () => module);
 }
 
-// The host's services, as the embedded engine offers them to flavors.
+// The host's services, as the embedded engine offers them to flavors
+// (`YohostHost`): files through files.js, and `exec` when it is granted.
+/** @param {NodeServices | null} offered */
 function services(offered) {
   if (offered === null) return;
-  const where = (p) => path.resolve(offered.relative_to, p);
-  const ops = {
-    read: (p) => fs.readFileSync(where(p), "utf8"),
-    write: (p, data) => void fs.writeFileSync(where(p), data ?? ""),
-    append: (p, data) => void fs.appendFileSync(where(p), data ?? ""),
-    mkdir: (p) => void fs.mkdirSync(where(p), { recursive: true }),
-    rename: (p, to) => void fs.renameSync(where(p), where(to)),
-    exists: (p) => {
-      try {
-        fs.accessSync(where(p));
-        return true;
-      } catch (_) {
-        return false;
-      }
-    },
-    stat: (p) => {
-      const s = fs.statSync(where(p));
-      return { size: s.size, mtimeMs: s.mtimeMs, isFile: s.isFile(), isDirectory: s.isDirectory() };
-    },
-    readdir: (p) => fs.readdirSync(where(p)).sort(),
-    access: (p, mode) => void fs.accessSync(where(p), Number(mode) & 2 ? fs.constants.W_OK : fs.constants.R_OK),
-  };
+  /** @type {YohostHost} */
   const host = {
     cwd: offered.cwd,
-    fs(op, p, data) {
-      const run = ops[op];
-      if (run === undefined) {
-        return JSON.stringify({ error: `${offered.module}: \`${op}\` is not available`, code: "ENOSYS" });
-      }
-      try {
-        return JSON.stringify({ ok: run(p, data) ?? null });
-      } catch (e) {
-        const code = e?.code === "ERR_ACCESS_DENIED" ? "EACCES" : String(e?.code ?? "EIO");
-        return JSON.stringify({ error: `${offered.module}: ${op} ${p}: ${code}`, code });
-      }
-    },
+    fs: nodeFiles(fs, path, offered.relative_to, offered.module, offered.lacks),
   };
   if (offered.exec) {
     host.exec = (command, args, options) =>
@@ -316,10 +294,6 @@ function services(offered) {
   globalThis[Symbol.for("yohost.host")] = Object.freeze(host);
 }
 
-let hooks = Object.create(null);
-let unload = () => {};
-let env = Object.freeze({});
-const signals = new Map();
 
 // Run the flavor's prelude (it fills the flavor's settings and installs the
 // globals the embedded engine lacks), then put back every global Node had:
@@ -331,7 +305,9 @@ async function prelude(specifier, settings, env) {
   const before = Object.getOwnPropertyNames(globalThis).map((name) => {
     const descriptor = Object.getOwnPropertyDescriptor(globalThis, name);
     const accessor = descriptor.get !== undefined && descriptor.set !== undefined;
-    return [name, descriptor, accessor ? { value: globalThis[name] } : null];
+    /** @type {[string, PropertyDescriptor, {value: unknown} | null]} */
+    const saved = [name, descriptor, accessor ? { value: globalThis[name] } : null];
+    return saved;
   });
   const module = await ready(flavorModule(specifier));
   try {
@@ -348,13 +324,12 @@ async function prelude(specifier, settings, env) {
   }
 }
 
+/** @param {NodeInit} init */
 async function load(init) {
   logLimit = init.log_limit;
   replyLimit = init.reply_limit;
   flavor = init.flavor;
-  pluginDir = init.plugin_dir;
   ownPaths = init.own;
-  env = Object.freeze({ ...init.env });
   services(init.services);
   const checkNotes = [];
   try {
@@ -362,7 +337,7 @@ async function load(init) {
     if (init.dry_run) {
       // A check makes no request: `fetch` is noted and fails. Other
       // connections fail in the kernel sandbox, which a check closes.
-      globalThis.fetch = async function fetchInACheck(input, options) {
+      globalThis.fetch = async function fetchInACheck(/** @type {any} */ input, /** @type {any} */ options) {
         const url = typeof input === "string" ? input : String(input?.url ?? input);
         const method = String(options?.method ?? input?.method ?? "GET").toUpperCase();
         if (checkNotes.length < 20) checkNotes.push(`in a check, not done: fetch ${method} ${url}`);
@@ -379,77 +354,30 @@ async function load(init) {
     const namespace = namespaces.length === 1 ? namespaces[0] : { default: entries };
     const shape = await ready(flavorModule(init.flavor.shape));
     const shaped = await shape.namespace.default(namespace, init.settings);
-    hooks = shaped.hooks;
-    if (typeof shaped.unload === "function") unload = shaped.unload;
-    message({
-      t: "ready",
-      name: typeof shaped.name === "string" ? shaped.name : null,
-      hooks: Object.keys(hooks),
-      warnings: (Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : []).concat(checkNotes),
-      unknown: Array.isArray(shaped.unknown) ? shaped.unknown : [],
-      unloads: typeof shaped.unload === "function",
-    });
+    const loaded = calls.install(shaped, init.env, init.plugin_dir);
+    message({ t: "ready", ...loaded, warnings: loaded.warnings.concat(checkNotes) });
   } catch (e) {
     message({ t: "refused", message: describe(e) });
   }
 }
 
-function reply(id, value) {
-  signals.delete(id);
-  let json;
-  try {
-    json = JSON.stringify(value === undefined ? null : value);
-  } catch (e) {
-    message({ t: "bad_reply", id, message: "the reply cannot be turned into JSON: " + describe(e) });
-    return;
-  }
-  if (json === undefined) {
-    message({ t: "bad_reply", id, message: `the reply cannot be turned into JSON (it is a ${typeof value})` });
-    return;
-  }
+// A reply within the limit goes as raw JSON inside its frame.
+/** @param {number} id @param {string} json */
+function done(id, json) {
   const bytes = Buffer.byteLength(json, "utf8");
-  if (bytes > replyLimit) {
-    message({ t: "too_large", id, bytes });
-    return;
-  }
-  frame(`{"t":"done","id":${id},"reply":${json}}`);
+  if (bytes > replyLimit) message({ t: "too_large", id, bytes });
+  else frame(`{"t":"done","id":${id},"reply":${json}}`);
 }
 
-function call({ id, hook, args, run_id: runId }) {
-  const controller = new AbortController();
-  signals.set(id, controller);
-  const ctx = Object.freeze({
-    run_id: runId,
-    log: Object.freeze({
-      info: (...a) => log(id, runId, "info", a),
-      warn: (...a) => log(id, runId, "warn", a),
-      error: (...a) => log(id, runId, "error", a),
-      debug: (...a) => log(id, runId, "debug", a),
-    }),
-    env,
-    pluginDir,
-    signal: controller.signal,
-  });
-  const failed = (e) => {
-    signals.delete(id);
-    message({ t: "fail", id, message: describe(e) });
-  };
-  calls.run({ id, runId }, () => {
-    let result;
-    try {
-      result = hooks[hook](args, ctx);
-    } catch (e) {
-      failed(e);
-      return;
-    }
-    if (result !== null && typeof result === "object" && typeof result.then === "function") {
-      Promise.resolve(result).then((value) => reply(id, value), failed);
-    } else {
-      reply(id, result);
-    }
-  });
-}
+const calls = hookCalls({
+  done,
+  fail: (id, text) => message({ t: "fail", id, message: text }),
+  badReply: (id, text) => message({ t: "bad_reply", id, message: text }),
+  write: log,
+  within: (id, runId, run) => callers.run({ id, runId }, run),
+});
 
+/** @param {ToNode} msg */
 function receive(msg) {
   switch (msg.t) {
     case "init":
@@ -463,14 +391,11 @@ function receive(msg) {
       break;
     }
     case "call":
-      call(msg);
+      calls.call(msg.id, msg.hook, msg.args, msg.run_id);
       break;
-    case "abort": {
-      const controller = signals.get(msg.id);
-      signals.delete(msg.id);
-      controller?.abort(Object.assign(new Error(msg.message), { name: msg.name }));
+    case "abort":
+      calls.abort(msg.id, msg.name, msg.message);
       break;
-    }
   }
 }
 
@@ -488,12 +413,10 @@ process.stdin.on("data", (chunk) => {
 // Unloaded: the host ends the process, with whatever the plugin started,
 // once it hears so (exiting here would orphan those processes).
 process.stdin.on("end", () => {
-  Promise.race([Promise.resolve().then(unload), new Promise((r) => setTimeout(r, 1000))])
-    .catch((e) => log(null, null, "error", ["unloading failed: " + describe(e)]))
-    .finally(() => {
-      message({ t: "unloaded" });
-      setInterval(() => {}, 1 << 30);
-    });
+  Promise.race([calls.unload(), new Promise((r) => setTimeout(r, 1000))]).finally(() => {
+    message({ t: "unloaded" });
+    setInterval(() => {}, 1 << 30);
+  });
 });
 // The host is gone (stdout is a broken pipe): nothing can be reported, and
 // logging the failure would fail again, forever.

@@ -35,6 +35,7 @@ pub(crate) mod plugin;
 pub(crate) mod process;
 pub(crate) mod protocol;
 
+use super::js::services::FileOp;
 use super::js::{glue, Flavor};
 use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
@@ -48,13 +49,16 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-/// The bootstrap Node runs (as `--input-type=module -e`), with `show` and
-/// `describe` of the [`glue`] appended (function
-/// declarations, hoisted).
+/// The bootstrap Node runs (as `--input-type=module -e`), with what it
+/// shares with the embedded engine's driver appended (function
+/// declarations, hoisted): `show` and `describe` of the [`glue`], the hook
+/// calls (`hookCalls`), and its file service (`nodeFiles`).
 const BOOTSTRAP: &str = concat!(
     include_str!("bootstrap.mjs"),
     "\n",
     include_str!("../js/describe.js"),
+    include_str!("../js/hook_calls.js"),
+    include_str!("files.js"),
 );
 
 /// The oldest Node major version the engine runs on.
@@ -298,6 +302,7 @@ fn launch(
         relative_to: api.relative_to.dir(&plugin_dir, &cwd),
         cwd: cwd.clone(),
         exec: capabilities.exec,
+        lacks: FileOp::lacking_on_node(),
     });
     let sources = FlavorSources {
         builtins: flavor

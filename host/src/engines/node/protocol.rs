@@ -7,6 +7,7 @@
 //! `done`, `fail`, `bad_reply` or `too_large` per call, and `log`.
 
 use crate::engines::js::glue::UnknownName;
+use crate::engines::js::services::FileOp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -38,6 +39,9 @@ pub struct ServiceSettings {
     pub cwd: PathBuf,
     /// Whether `exec` is offered.
     pub exec: bool,
+    /// The file operations the bootstrap does not serve, with why
+    /// ([`FileOp::lacking_on_node`]).
+    pub lacks: BTreeMap<FileOp, &'static str>,
 }
 
 /// A message to the bootstrap.

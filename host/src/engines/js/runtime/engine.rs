@@ -20,13 +20,15 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// The glue between host and plugin, evaluated in every runtime: the
-/// driver's function, closed over `show` and `describe` (the JavaScript
-/// half of the [`glue`](crate::engines::js::glue) Node's bootstrap shares).
+/// driver's function, closed over `show` and `describe` and the hook calls
+/// (`hookCalls`) it shares with Node's bootstrap (the JavaScript half of the
+/// [`glue`](crate::engines::js::glue)).
 const DRIVER: &str = concat!(
     "(function () {\n\"use strict\";\nreturn (\n",
     include_str!("../driver.js"),
     ");\n",
     include_str!("../describe.js"),
+    include_str!("../hook_calls.js"),
     "})()\n",
 );
 

@@ -15,9 +15,9 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Give the plugin the host's services as
-/// `globalThis[Symbol.for("yohost.host")]`: `cwd`, `fs(op, path, data)`
-/// within its grants (see [`services`]; op `watch` starts a watch, data
-/// `"recursive"` for a folder's tree, and replies its id), `unwatch(id)`,
+/// `globalThis[Symbol.for("yohost.host")]` (`YohostHost` in `host.d.ts`):
+/// `cwd`, `fs(op, path, data)` within its grants (see
+/// [`services::FileAccess::run`]; op `watch` replies the watch's id), `unwatch(id)`,
 /// `validate(tool, schema, args)` (JSON texts; `null` when the arguments match, else the host's
 /// `Validation failed for tool` text), and, when it is granted,
 /// `exec(command, args, options)`, which returns a promise of
@@ -36,9 +36,8 @@ pub(super) fn install_services<'js>(
         "fs",
         Function::new(
             ctx.clone(),
-            move |op: String, path: String, data: Option<String>| match op.as_str() {
-                "watch" => files.watch(&s.watches, &path, data.as_deref() == Some("recursive")),
-                _ => files.run(&op, &path, data),
+            move |op: String, path: String, data: Option<String>| {
+                files.run(&s.watches, &op, &path, data)
             },
         )?,
     )?;
