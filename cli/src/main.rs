@@ -8,6 +8,7 @@ mod demo;
 mod lock;
 mod new;
 mod output;
+mod printer;
 mod run;
 mod script;
 mod stats;

@@ -2,7 +2,8 @@
 
 use crate::builtins;
 use crate::demo::DemoFolder;
-use crate::output::{init_run_logs, EventPrinter};
+use crate::output::init_run_logs;
+use crate::printer::EventPrinter;
 use crate::script;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -69,8 +69,10 @@ pub struct PluginEntry {
     /// Length of `name`.
     pub name_len: usize,
     /// Bit `1 << hook.abi_number()` is set for each hook the plugin
-    /// implements ([`Hook::abi_number`](crate::Hook::abi_number)); a host
-    /// ignores the bits of hooks it does not know.
+    /// implements ([`Hook::abi_number`](crate::Hook::abi_number)). A host
+    /// refuses a plugin that sets the bit of a hook it does not know (one
+    /// built against a newer contract); a new hook takes a new bit, so the
+    /// bits of an older plugin keep their meaning.
     pub hooks: u32,
     /// Run one hook. `hook` is its ABI number ([`Hook::abi_number`](crate::Hook::abi_number)); `input` is the MessagePack
     /// argument; the reply (or error message) is written to `out`.

@@ -136,9 +136,8 @@ pub mod adapter {
     #[cfg(feature = "node")]
     pub use crate::engines::node;
     pub use crate::load::adapter::{serving_crate, Adapter, Adapters};
-    pub use crate::load::discovery::{
-        engine_for, folder_fingerprint, stat, Candidate, Fingerprint, FolderEntry, Found,
-    };
+    pub use crate::load::discovery::{engine_for, Candidate, FolderEntry, Found};
+    pub use crate::load::fingerprint::{folder_fingerprint, stat, Fingerprint};
     pub use crate::load::{grants, manifest, private_dir, source};
     pub use crate::model::{limits, KnownEcosystem, KNOWN_ECOSYSTEMS};
     /// The sandbox of plugin processes: every layer a process of a

@@ -73,11 +73,14 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     let table: &'static PluginEntry = unsafe { &*entry };
     let name = unsafe { std::slice::from_raw_parts(table.name, table.name_len) };
     let name = String::from_utf8_lossy(name).into_owned();
-    // By stable number: a bit this host has no hook for is left alone.
-    let hooks: BTreeSet<Hook> = (0..u32::BITS)
-        .filter(|n| table.hooks & (1 << n) != 0)
-        .filter_map(Hook::from_abi_number)
-        .collect();
+    let hooks = declared_hooks(table.hooks, Hook::from_abi_number).map_err(|number| {
+        LoadError::IncompatibleApi {
+            path: path.clone(),
+            message: format!(
+                "declares hook number {number}, which this host does not know: it was built against a newer yohost-contract; update yohost, or rebuild the plugin against the yohost-sdk of this host"
+            ),
+        }
+    })?;
     // Log lines carry the name the host gives the plugin (the registry's
     // rule: a manifest's name wins over the library's own).
     let host_name = if candidate.named_by_manifest || name.is_empty() {
@@ -94,6 +97,21 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::new(plugin, hooks);
     loaded.name = Some(name);
     Ok(loaded)
+}
+
+/// The hooks the `hooks` word of an entry table declares, each by its
+/// stable number ([`Hook::abi_number`]), read with `hook_of` (the hook of a
+/// number the host knows). A number the host does not know is returned as
+/// the error: a plugin built against a newer contract is refused, never
+/// loaded without a hook it claims (a policy whose hook is never called).
+fn declared_hooks<H: Ord>(
+    bits: u32,
+    hook_of: impl Fn(u32) -> Option<H>,
+) -> Result<BTreeSet<H>, u32> {
+    (0..u32::BITS)
+        .filter(|n| bits & (1 << n) != 0)
+        .map(|n| hook_of(n).ok_or(n))
+        .collect()
 }
 
 /// Copy the library into the private folder `dylib` (see
@@ -364,6 +382,49 @@ impl PluginRun for DylibRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hooks of a host that knows one hook more than this contract,
+    /// under the next number (9).
+    #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+    enum NextHook {
+        Released(Hook),
+        AfterModel,
+    }
+
+    fn next_hook_of(number: u32) -> Option<NextHook> {
+        match number {
+            9 => Some(NextHook::AfterModel),
+            n => Hook::from_abi_number(n).map(NextHook::Released),
+        }
+    }
+
+    /// The `hooks` word the SDK writes for a plugin with `hooks`.
+    fn sdk_word(hooks: &'static [Hook]) -> u32 {
+        yohost_sdk::Hooks::__derived_by_the_plugin_attribute(hooks).mask()
+    }
+
+    #[test]
+    fn a_dylib_of_today_declares_the_same_hooks_to_a_host_that_knows_a_new_number() {
+        let word = sdk_word(&Hook::ALL);
+        assert_eq!(
+            declared_hooks(word, Hook::from_abi_number),
+            Ok(Hook::ALL.into_iter().collect())
+        );
+        assert_eq!(
+            declared_hooks(word, next_hook_of),
+            Ok(Hook::ALL.into_iter().map(NextHook::Released).collect())
+        );
+    }
+
+    #[test]
+    fn a_hook_number_the_host_does_not_know_is_refused_and_a_host_that_knows_it_reads_it() {
+        let word = sdk_word(&[Hook::BeforeTool]) | 1 << 9;
+        assert_eq!(declared_hooks(word, Hook::from_abi_number), Err(9));
+        assert_eq!(
+            declared_hooks(word, next_hook_of),
+            Ok([NextHook::Released(Hook::BeforeTool), NextHook::AfterModel].into())
+        );
+    }
 
     #[test]
     fn loads_at_once_each_get_the_whole_copy() {

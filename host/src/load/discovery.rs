@@ -6,13 +6,12 @@
 //!   (Python). A lone file has no manifest: put it in a folder beside a
 //!   `plugin.toml` to give it one;
 //! - a folder with a `plugin.toml`, or with an obvious entry (`index.ts`,
-//!   `index.js`, `__init__.py`, a `package.json` with a `pi` field, or an
-//!   npm package's `main`);
-//! - a `*.mcp.json` file, or a folder with an `mcp.json`, in the common
-//!   `{"mcpServers": {"NAME": {...}}}` format: each server is a plugin of
-//!   its own, named after its key, with the folder's `plugin.toml` as its
-//!   manifest (or that manifest's `[servers.NAME]` table, when it has one).
-//!   The MCP adapter reads the rest of the server's entry.
+//!   `index.js`, `__init__.py`, or an npm package's `main`);
+//! - whatever a registered adapter recognises as its own
+//!   ([`Adapter::discover`](crate::adapter::Adapter::discover) for files
+//!   such as an MCP configuration,
+//!   [`Adapter::folder_entry`](crate::adapter::Adapter::folder_entry) for
+//!   folders such as a pi package), asked before the host's own rules.
 //!
 //! Entries that are plainly not plugins are passed over: hidden names,
 //! `node_modules`, `__pycache__`, `target`, Markdown and text files,
@@ -29,14 +28,13 @@
 //! walked without following symlinks.
 
 use crate::load::error::LoadError;
-use crate::load::grants::data_folders;
+use crate::load::fingerprint::{folder_fingerprint, stat, Fingerprint};
 use crate::load::manifest::{check_name, EngineChoice, Manifest, NameError, MANIFEST_FILE};
 use crate::load::source::{kind_of, read_text, ReadError};
 use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::Ecosystem;
 use crate::model::EngineKind;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 /// A plugin found on disk, not loaded yet. Only discovery makes one, so
 /// an engine or adapter is always handed a checked name and manifest.
@@ -101,9 +99,6 @@ impl Candidate {
             .collect()
     }
 }
-
-/// What the files of a plugin looked like when it was found.
-pub type Fingerprint = Vec<(PathBuf, u64, Option<SystemTime>)>;
 
 /// One entry of the directory: a plugin to load, or why it cannot be one.
 #[derive(Debug)]
@@ -192,30 +187,6 @@ pub fn scan_folders(dir: &Path) -> Vec<PathBuf> {
     entries(dir)
         .map(|entries| entries.into_iter().filter(|p| p.is_dir()).collect())
         .unwrap_or_default()
-}
-
-/// A quick summary of the directory's top level, to notice a change
-/// without a watcher's help.
-pub fn top_level_fingerprint(dir: &Path) -> Fingerprint {
-    let mut out: Fingerprint = entries(dir)
-        .map(|entries| entries.iter().map(|p| stat(p)).collect())
-        .unwrap_or_default();
-    // A change to what is ignored is a change to the directory.
-    out.push(stat(&dir.join(IGNORE_FILE)));
-    out.sort();
-    out
-}
-
-/// A file's size and modification time, following symlinks: what a
-/// fingerprint records of it (`stat` never opens the file, so a FIFO
-/// cannot block it).
-pub fn stat(path: &Path) -> (PathBuf, u64, Option<SystemTime>) {
-    let meta = std::fs::metadata(path).ok();
-    (
-        path.to_path_buf(),
-        meta.as_ref().map_or(0, |m| m.len()),
-        meta.and_then(|m| m.modified().ok()),
-    )
 }
 
 fn passed_over(path: &Path) -> bool {
@@ -368,17 +339,6 @@ fn inspect_folder(
     Candidate::new(folder_name, dir, entry, engine, manifest, fingerprint)
 }
 
-/// The fingerprint of a folder plugin: its files, sorted, outside
-/// `node_modules` packages' own files and outside the `data` folders its
-/// manifest grants (what the plugin writes there is not a change to it).
-pub fn folder_fingerprint(dir: &Path, manifest: &Manifest) -> Fingerprint {
-    let mut fingerprint = Vec::new();
-    let data = data_folders(dir, &manifest.capabilities);
-    collect_files(dir, &mut fingerprint, 0, &data);
-    fingerprint.sort();
-    fingerprint
-}
-
 impl Candidate {
     /// A candidate named `default_name` unless its manifest names it
     /// (checked as a plugin name either way), for the ecosystem its
@@ -517,57 +477,6 @@ fn package_main(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
         .ok()?
         .starts_with(dir.canonicalize().ok()?);
     (inside && main.is_file() && engine_for(&main) == Some(EngineKind::JS)).then_some(main)
-}
-
-/// The files under `dir`, eight folders deep at most, outside its `data`
-/// folders (what the plugin writes there is not a change to the plugin).
-/// Symlinks are recorded as what they point to, but a symlinked folder is
-/// not walked, so links cannot make the walk loop or fan out.
-fn collect_files(dir: &Path, out: &mut Fingerprint, depth: usize, data: &[PathBuf]) {
-    if depth > 8 {
-        return;
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in rd.filter_map(Result::ok) {
-        let path = entry.path();
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if depth == 0 && name == "node_modules" {
-            collect_packages(&path, out);
-            continue;
-        }
-        if matches!(&*name, "node_modules" | "__pycache__" | "target") || name.starts_with('.') {
-            continue;
-        }
-        match entry.file_type() {
-            Ok(kind) if kind.is_dir() && data.contains(&path) => {}
-            Ok(kind) if kind.is_dir() => collect_files(&path, out, depth + 1, data),
-            _ => out.push(stat(&path)),
-        }
-    }
-}
-
-/// The folder `node_modules` and its packages (`@scope/name` too), not
-/// their files: installing, removing or rebuilding a package changes them,
-/// and may change the engine `engine = "auto"` picks
-/// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
-fn collect_packages(node_modules: &Path, out: &mut Fingerprint) {
-    out.push(stat(node_modules));
-    let Ok(rd) = std::fs::read_dir(node_modules) else {
-        return;
-    };
-    for entry in rd.filter_map(Result::ok) {
-        let path = entry.path();
-        out.push(stat(&path));
-        let scoped = entry.file_name().to_string_lossy().starts_with('@');
-        if scoped && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            if let Ok(rd) = std::fs::read_dir(&path) {
-                out.extend(rd.filter_map(Result::ok).map(|e| stat(&e.path())));
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 pub mod adapter;
 pub mod discovery;
 pub(crate) mod error;
+pub mod fingerprint;
 pub mod grants;
 pub(crate) mod loaded;
 pub mod lockfile;

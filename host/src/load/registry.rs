@@ -18,8 +18,9 @@
 use crate::call::logging::LOAD_LOG_TARGET;
 use crate::call::stats::PluginStats;
 use crate::load::adapter::Adapters;
-use crate::load::discovery::{top_level_fingerprint, Candidate, Fingerprint, Found};
+use crate::load::discovery::{entries, Candidate, Found, IGNORE_FILE};
 use crate::load::error::{HostError, LoadError};
+use crate::load::fingerprint::{stat, Fingerprint};
 use crate::load::loaded::LoadedPlugin;
 use crate::load::lockfile::{snapshot, FromCopy, Lockfile};
 use crate::load::manifest::{check_name, intended_mode, Manifest, MANIFEST_FILE};
@@ -529,4 +530,16 @@ mod tests {
         let names: Vec<&str> = snapshot.plugins.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["late"], "refused: {:?}", snapshot.refused);
     }
+}
+
+/// A quick summary of the directory's top level, to notice a change
+/// without a watcher's help.
+fn top_level_fingerprint(dir: &Path) -> Fingerprint {
+    let mut out: Fingerprint = entries(dir)
+        .map(|entries| entries.iter().map(|p| stat(p)).collect())
+        .unwrap_or_default();
+    // A change to what is ignored is a change to the directory.
+    out.push(stat(&dir.join(IGNORE_FILE)));
+    out.sort();
+    out
 }

@@ -5,6 +5,8 @@
 //!   (the call is denied, naming the plugin in fixed words; the detail and
 //!   its `error_kind` go to the log) and the next run works;
 //! - a required plugin's failure fails the run, naming the plugin;
+//! - a dylib declaring a hook number the host does not know (built against
+//!   a newer contract) is refused, naming the number;
 //! - a wrong ABI version, a file that is not a library, a malformed manifest
 //!   or a second plugin of the same name is refused with a reason, and the
 //!   other plugins still load;
@@ -186,6 +188,24 @@ async fn a_required_plugin_failure_fails_the_run_naming_it() {
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "please fail the model").await;
     assert_eq!(final_assistant(&events).0, yoagent::StopReason::Stop);
+}
+
+#[tokio::test]
+async fn a_dylib_declaring_a_hook_number_the_host_does_not_know_is_refused_naming_it() {
+    let dir = plugin_dir();
+    install(dir.path(), "future-hook", "fixture_future_hook", "");
+    install(dir.path(), "policy", "example_policy", "");
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+    assert_eq!(reported(&report, "policy").status, Status::Loaded);
+    let future = reported(&report, "future-hook");
+    assert_eq!(future.status, Status::Refused);
+    let reason = future.reason.as_deref().unwrap();
+    assert!(
+        reason.contains("declares hook number 9, which this host does not know")
+            && reason.contains("update yohost"),
+        "{reason}"
+    );
 }
 
 #[tokio::test]

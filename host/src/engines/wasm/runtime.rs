@@ -1,8 +1,9 @@
 //! The one wasmtime [`Engine`] and [`Linker`] every Wasm plugin shares, and
 //! the epoch ticker that lets a call's deadline interrupt running code.
 
+use super::released;
 use super::sandbox::State;
-use super::version::{self, WitVersion};
+use super::version::WitVersion;
 use std::sync::OnceLock;
 use std::time::Duration;
 use wasmtime::component::Linker;
@@ -28,7 +29,7 @@ pub(super) fn runtime() -> Result<&'static Runtime, String> {
     static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
-            build(&version::RELEASED).map_err(|e| format!("cannot start the Wasm engine: {e:?}"))
+            build(&released::RELEASED).map_err(|e| format!("cannot start the Wasm engine: {e:?}"))
         })
         .as_ref()
         .map_err(Clone::clone)

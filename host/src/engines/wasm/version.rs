@@ -18,10 +18,6 @@ use yohost_contract::{Hook, HookCall};
 /// The package every version shares; a version is `<package>@<version>`.
 pub(super) const PACKAGE: &str = "yohost:plugin";
 
-/// Every version this host speaks, oldest first; the last is the one
-/// [`WIT_PACKAGE`](yohost_contract::WIT_PACKAGE) names and the SDK builds.
-pub(super) static RELEASED: [&dyn WitVersion; 1] = [&super::since_v0_1_0::V0_1_0];
-
 /// One version of the package, bound by the host: its imports, and how its
 /// exports answer in the contract's types.
 pub(super) trait WitVersion: Send + Sync {
@@ -110,7 +106,7 @@ pub(super) fn pick(
 
 /// A version's numbers, for ordering (`0.10.0` after `0.9.0`); a part that
 /// is not a number counts as 0.
-fn numbers(version: &str) -> Vec<u64> {
+pub(super) fn numbers(version: &str) -> Vec<u64> {
     version
         .split(['.', '-', '+'])
         .map(|part| part.parse().unwrap_or(0))
@@ -126,34 +122,5 @@ mod tests {
         assert!(numbers("0.10.0") > numbers("0.9.0"));
         assert!(numbers("1.0.0") > numbers("0.99.9"));
         assert!(numbers("0.1.0") < numbers("0.2.0"));
-    }
-
-    #[test]
-    fn the_newest_released_version_is_the_one_the_contract_names() {
-        let newest = RELEASED.last().unwrap().version();
-        assert_eq!(format!("{PACKAGE}@{newest}"), yohost_contract::WIT_PACKAGE);
-    }
-
-    #[test]
-    fn every_frozen_version_of_the_contract_is_bound() {
-        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contract/wit");
-        let mut frozen: Vec<String> = std::fs::read_dir(wit)
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .filter_map(|name| name.strip_prefix("since_v").map(str::to_string))
-            .collect();
-        frozen.sort_by_key(|version| numbers(version));
-        let bound: Vec<&str> = RELEASED.iter().map(|v| v.version()).collect();
-        assert_eq!(
-            frozen, bound,
-            "each contract/wit/since_v* needs its since_v* module in RELEASED"
-        );
-    }
-
-    #[test]
-    fn released_versions_are_listed_oldest_first() {
-        for pair in RELEASED.windows(2) {
-            assert!(numbers(pair[0].version()) < numbers(pair[1].version()));
-        }
     }
 }

@@ -12,7 +12,7 @@
 //! Watches ([`FileOp::Watch`], see [`super::super::watch`]) follow the same
 //! rules as reads.
 
-use super::DryRun;
+use super::dry_run::DryRun;
 use crate::engines::js::watch::{WatchError, Watches};
 use crate::load::grants::{Access, FileError, Grants, WriteMode};
 use base64::Engine as _;
