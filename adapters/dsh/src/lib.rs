@@ -47,9 +47,10 @@ macro_rules! module {
     };
 }
 
-/// The adapter's own modules, with the services module of an engine.
+/// The adapter's own modules, with the services module of an engine and
+/// the modules it imports.
 macro_rules! internals {
-    ($services:literal) => {
+    ($services:literal $(, $service:expr)* $(,)?) => {
         &[
             module!("dsh:schema", "schema.js"),
             module!("dsh:shape", "shape/index.js"),
@@ -58,6 +59,7 @@ macro_rules! internals {
             module!("dsh:shape/prompt", "shape/prompt.js"),
             module!("dsh:shape/tools", "shape/tools.js"),
             module!("dsh:services", $services),
+            $($service,)*
         ]
     };
 }
@@ -102,11 +104,16 @@ pub const FLAVOR: Flavor = Flavor {
 };
 
 /// The DSH flavor on Node: the same shape and `ctx`, with the services of
-/// [`PROVIDED_ON_NODE`] (`js/node/services.js`).
+/// [`PROVIDED_ON_NODE`] (`js/node/services.js`, by concern in `js/node/`).
 pub const NODE_FLAVOR: Flavor = Flavor {
     builtins: BUILTINS,
     owned: OWNED,
-    internals: internals!("node/services.js"),
+    internals: internals!(
+        "node/services.js",
+        module!("dsh:services/fs", "node/fs.js"),
+        module!("dsh:services/jobs", "node/jobs.js"),
+        module!("dsh:services/shell", "node/shell.js"),
+    ),
     shape: "dsh:shape",
     prelude: None,
     services: None,

@@ -10,6 +10,7 @@ mod support;
 #[path = "../../../host/tests/support/wasm_guests.rs"]
 mod wasm_guests;
 
+mod file_lengths;
 mod grants;
 mod loading_many;
 mod new_adapter;

@@ -113,6 +113,14 @@ interface YohostHost {
   hash?(algorithm: string, data: ArrayLike<number>): number[];
 }
 
+/**
+ * The embedded engine's host function behind `exec` (`runtime/host.rs`,
+ * made the plugin's `exec` by `exec.js`): the arguments and the environment
+ * as JSON texts, absent options as `null`. It replies `{"ok": id}` or
+ * `{"error": message}` as JSON text, as the driver's `later` takes it.
+ */
+type ExecStart = (command: string, argsJson: string, cwd: string | null, timeout: number | null, envJson: string | null) => string;
+
 /** A log line's level. */
 type LogLevel = "info" | "warn" | "error" | "debug";
 

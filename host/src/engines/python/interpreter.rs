@@ -1,9 +1,9 @@
 //! The one CPython interpreter of the process, set up once.
 //!
 //! On first use the interpreter is started (without Python's own signal
-//! handlers), the `yohost` SDK module is registered from the source embedded
-//! in the host (so plugins get the SDK that matches the host, installed or
-//! not), the host's side of the engine (`_yohost_host`) is loaded, Python's
+//! handlers), the `yohost` SDK module (and its `yohost._replies`) is
+//! registered from the source embedded in the host (so plugins get the SDK
+//! that matches the host, installed or not), the host's side of the engine (`_yohost_host`) is loaded, Python's
 //! logs are routed to [`plugin_log`], and the packages of the virtualenv
 //! named by `VIRTUAL_ENV` *at that moment* go on `sys.path` ahead of the
 //! interpreter's own site-packages.
@@ -15,6 +15,10 @@ use pyo3::types::{PyCFunction, PyDict, PyModule, PyTuple};
 
 /// The SDK's source, registered as the module `yohost`.
 const SDK_SOURCE: &str = include_str!("yohost.py");
+
+/// The SDK's replies, registered as the module `yohost._replies` (which
+/// `yohost` imports, so it is registered first).
+const SDK_REPLIES_SOURCE: &str = include_str!("yohost_replies.py");
 
 /// The host's side of the engine, registered as the module `_yohost_host`.
 const HOST_SOURCE: &str = include_str!("host.py");
@@ -46,6 +50,12 @@ pub(super) fn start_once() {
 }
 
 fn start(py: Python<'_>) -> PyResult<Py<PyModule>> {
+    PyModule::from_code(
+        py,
+        &c_string(SDK_REPLIES_SOURCE),
+        c"<yohost sdk replies>",
+        c"yohost._replies",
+    )?;
     PyModule::from_code(py, &c_string(SDK_SOURCE), c"<yohost sdk>", c"yohost")?;
     let host = PyModule::from_code(
         py,

@@ -187,7 +187,7 @@ fn deliver_watched(engine: &Engine, shared: &Shared, call: Option<u64>) {
     engine.interrupted.set(false);
     engine.interrupt_at.set(shared.earliest_deadline());
     let delivered = engine.context.with(|ctx| -> rquickjs::Result<()> {
-        let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
+        let key = rquickjs::Symbol::new_global(ctx.clone(), "yohost.host")?;
         let host: Option<Object> = ctx.globals().get(key)?;
         match host
             .map(|h| h.get::<_, Option<Function>>("watched"))

@@ -14,6 +14,10 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// The plugin's `exec` made of the host function that starts a process
+/// (`exec.js`, a function of the driver's `later` and that function).
+const EXEC: &str = include_str!("../exec.js");
+
 /// Give the plugin the host's services as
 /// `globalThis[Symbol.for("yohost.host")]` (`YohostHost` in `host.d.ts`):
 /// `cwd`, `fs(op, path, data)` within its grants (see
@@ -90,15 +94,9 @@ pub(super) fn install_services<'js>(
                 reply.to_string()
             },
         )?;
-        let exec: Function = ctx.eval(
-            "(later) => (start) => later((command, args, options) => start(command, JSON.stringify(args), options?.cwd ?? null, options?.timeout == null ? null : Number(options.timeout), options?.env == null ? null : JSON.stringify(options.env)))",
-        )?;
+        let exec: Function = ctx.eval(EXEC)?;
         let later: Function = driver.get("later")?;
-        object.set(
-            "exec",
-            exec.call::<_, Function>((later,))?
-                .call::<_, Function>((start,))?,
-        )?;
+        object.set("exec", exec.call::<_, Function>((later, start))?)?;
     }
     if services.network.is_granted() {
         let network = services.network.clone();
@@ -140,7 +138,7 @@ pub(super) fn install_services<'js>(
             },
         )?,
     )?;
-    let key: rquickjs::Symbol = ctx.eval("Symbol.for(\"yohost.host\")")?;
+    let key = rquickjs::Symbol::new_global(ctx.clone(), "yohost.host")?;
     ctx.globals().set(key, object)
 }
 

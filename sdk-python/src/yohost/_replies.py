@@ -1,0 +1,1 @@
+../../../host/src/engines/python/yohost_replies.py
