@@ -10,14 +10,14 @@ use crate::call::error::CallError;
 use crate::model::limits::MAX_REPLY_BYTES;
 use serde::Deserialize;
 use serde_json::Value;
-use yohost_contract::HookCall;
+use yohost_contract::{Hook, HookCall};
 
 /// Decode a JSON reply (JS and Python engines cross as JSON text).
-pub fn decode_json_reply(call: &HookCall, text: &str) -> Result<Value, CallError> {
+pub fn decode_json_reply(hook: Hook, text: &str) -> Result<Value, CallError> {
     check_size(text.len())?;
     serde_json::from_str(text).map_err(|e| {
         CallError::BadReply(yohost_contract::ReplyError {
-            hook: call.hook(),
+            hook,
             problem: format!("not JSON: {e}"),
         })
     })
@@ -31,14 +31,9 @@ pub const MAX_MSGPACK_DEPTH: usize = 128;
 /// Decode a MessagePack reply (the dylib ABI): exactly one value, nested at
 /// most [`MAX_MSGPACK_DEPTH`] deep. Length prefixes are never trusted: a
 /// string, list or map can claim no more than the bytes that follow.
-pub fn decode_msgpack_reply(call: &HookCall, bytes: &[u8]) -> Result<Value, CallError> {
+pub fn decode_msgpack_reply(hook: Hook, bytes: &[u8]) -> Result<Value, CallError> {
     check_size(bytes.len())?;
-    let bad = |problem: String| {
-        CallError::BadReply(yohost_contract::ReplyError {
-            hook: call.hook(),
-            problem,
-        })
-    };
+    let bad = |problem: String| CallError::BadReply(yohost_contract::ReplyError { hook, problem });
     let mut rest = bytes;
     let mut decoder = rmp_serde::Deserializer::new(&mut rest);
     decoder.set_max_depth(MAX_MSGPACK_DEPTH);
@@ -102,20 +97,20 @@ mod tests {
     fn oversized_and_malformed_replies_are_failures() {
         let huge = format!("\"{}\"", "x".repeat(MAX_REPLY_BYTES));
         assert!(matches!(
-            decode_json_reply(&on_input(), &huge),
+            decode_json_reply(Hook::OnInput, &huge),
             Err(CallError::ReplyTooLarge(_))
         ));
         assert!(matches!(
-            decode_json_reply(&on_input(), "{not json"),
+            decode_json_reply(Hook::OnInput, "{not json"),
             Err(CallError::BadReply(_))
         ));
         assert!(matches!(
-            decode_msgpack_reply(&on_input(), &[0xc1]),
+            decode_msgpack_reply(Hook::OnInput, &[0xc1]),
             Err(CallError::BadReply(_))
         ));
         // `null` then a stray byte: one value and nothing after it.
         assert!(matches!(
-            decode_msgpack_reply(&on_input(), &[0xc0, 0xc0]),
+            decode_msgpack_reply(Hook::OnInput, &[0xc0, 0xc0]),
             Err(CallError::BadReply(_))
         ));
     }
@@ -150,7 +145,7 @@ mod tests {
     #[test]
     fn msgpack_replies_round_trip() {
         let bytes = rmp_serde::to_vec_named(&serde_json::json!({"reject": "no"})).unwrap();
-        let reply = decode_msgpack_reply(&on_input(), &bytes).unwrap();
+        let reply = decode_msgpack_reply(Hook::OnInput, &bytes).unwrap();
         assert_eq!(reply, serde_json::json!({"reject": "no"}));
     }
 }

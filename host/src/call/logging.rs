@@ -91,28 +91,29 @@ pub struct CallRef<'a> {
 
 /// Log one decision of `plugin` about `call`, at target
 /// [`DECISION_LOG_TARGET`]. `detail` is a deny's or a failure's reason, or a
-/// rewrite's arguments.
+/// rewrite's arguments (as JSON): written out only by a subscriber that
+/// records the line, never encoded for nothing.
 pub(crate) fn decision(
     call: &CallRef<'_>,
     plugin: &str,
     hook: yohost_contract::Hook,
     decision: Decision,
-    detail: Option<&str>,
+    detail: &dyn std::fmt::Display,
 ) {
     let (run_id, tool, call_id) = (call.run_id, call.tool, call.call_id);
     let (hook, name) = (hook.as_str(), decision.as_str());
     match decision {
         Decision::Deny => {
-            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, reason = detail.unwrap_or_default(), "{plugin} denied {tool}")
+            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, reason = %detail, "{plugin} denied {tool}")
         }
         Decision::Rewrite => {
-            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, args = detail.unwrap_or_default(), "{plugin} rewrote {tool}")
+            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, args = %detail, "{plugin} rewrote {tool}")
         }
         Decision::EditOutput => {
             tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, "{plugin} edited the output of {tool}")
         }
         Decision::Fail => {
-            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, reason = detail.unwrap_or_default(), "{plugin} failed in {hook}, so the output of {tool} was withheld")
+            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, reason = %detail, "{plugin} failed in {hook}, so the output of {tool} was withheld")
         }
     }
 }

@@ -337,10 +337,10 @@ fn call_native(
 }
 
 /// The plugin's answer to `call`, read.
-fn read_answer(call: &HookCall, answer: Answer) -> Result<Value, CallError> {
+fn read_answer(hook: Hook, answer: Answer) -> Result<Value, CallError> {
     let bytes = answer.bytes;
     match answer.status {
-        abi::STATUS_OK => decode_msgpack_reply(call, &bytes),
+        abi::STATUS_OK => decode_msgpack_reply(hook, &bytes),
         abi::STATUS_ERROR => Err(CallError::Guest(
             String::from_utf8_lossy(&bytes).into_owned(),
         )),
@@ -358,7 +358,10 @@ fn read_answer(call: &HookCall, answer: Answer) -> Result<Value, CallError> {
 impl PluginRun for DylibRun {
     async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
         let input = encode_msgpack_args(&call)?;
-        let hook_number = call.hook().abi_number();
+        // The argument is held once, encoded: the typed call goes now.
+        let hook = call.hook();
+        drop(call);
+        let hook_number = hook.abi_number();
         let table = self.table;
         let library = Arc::clone(&self.library);
         let name = Arc::clone(&self.name);
@@ -375,7 +378,7 @@ impl PluginRun for DylibRun {
             })
             .await
             .map_err(|e| CallError::Crashed(e.to_string()))?;
-        read_answer(&call, answer)
+        read_answer(hook, answer)
     }
 }
 

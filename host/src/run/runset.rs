@@ -46,13 +46,7 @@ pub(crate) struct RunSet {
 /// Log `session`'s deny of the call `at` and pass it on.
 fn denied(at: &CallRef<'_>, session: &PluginSession, deny: ToolDecision) -> ToolDecision {
     if let ToolDecision::Deny(reason) = &deny {
-        decision(
-            at,
-            session.name(),
-            Hook::BeforeTool,
-            Decision::Deny,
-            Some(reason),
-        );
+        decision(at, session.name(), Hook::BeforeTool, Decision::Deny, reason);
     }
     deny
 }
@@ -187,28 +181,32 @@ impl RunHooks for RunSet {
             tool: call.tool_name,
             call_id: call.tool_call_id,
         };
-        let mut args = call.args.clone();
+        // The arguments as the last rewrite left them; until then, the
+        // call's own (borrowed, not copied).
+        let mut rewritten: Option<serde_json::Value> = None;
         // The position of the last policy that rewrote the arguments.
         let mut last_rewrite = None;
         for (i, session) in policies.iter().enumerate() {
-            match session.before_tool(request(&args)).await {
+            match session
+                .before_tool(request(rewritten.as_ref().unwrap_or(call.args)))
+                .await
+            {
                 ToolDecision::Allow => {}
                 ToolDecision::Modify(new_args) => {
-                    let shown = new_args.to_string();
                     decision(
                         &at,
                         session.name(),
                         Hook::BeforeTool,
                         Decision::Rewrite,
-                        Some(&shown),
+                        &new_args,
                     );
-                    args = new_args;
+                    rewritten = Some(new_args);
                     last_rewrite = Some(i);
                 }
                 deny => return denied(&at, session, deny),
             }
         }
-        let Some(last) = last_rewrite else {
+        let (Some(last), Some(args)) = (last_rewrite, rewritten) else {
             return ToolDecision::Allow;
         };
         // Every policy that judged arguments a later one rewrote judges the
@@ -262,11 +260,10 @@ impl RunHooks for RunSet {
             let name = session.name();
             match session.after_tool(args, &mut data).await {
                 Err(e) => {
-                    let why = e.error.to_string();
-                    decision(&at, name, Hook::AfterTool, Decision::Fail, Some(&why));
+                    decision(&at, name, Hook::AfterTool, Decision::Fail, &e.error);
                 }
                 Ok(()) if data != before => {
-                    decision(&at, name, Hook::AfterTool, Decision::EditOutput, None);
+                    decision(&at, name, Hook::AfterTool, Decision::EditOutput, &"");
                 }
                 Ok(()) => {}
             }

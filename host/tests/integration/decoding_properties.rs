@@ -33,13 +33,13 @@ use yohost::CallError;
 
 /// A JSON reply as an engine decodes it and the host then reads it.
 fn read_json(call: &HookCall, text: &str) -> Result<HookReply, CallError> {
-    Ok(call.parse_reply(decode_json_reply(call, text)?)?)
+    Ok(call.parse_reply(decode_json_reply(call.hook(), text)?)?)
 }
 
 /// A MessagePack reply as the dylib engine decodes it and the host then
 /// reads it.
 fn read_msgpack(call: &HookCall, bytes: &[u8]) -> Result<HookReply, CallError> {
-    Ok(call.parse_reply(decode_msgpack_reply(call, bytes)?)?)
+    Ok(call.parse_reply(decode_msgpack_reply(call.hook(), bytes)?)?)
 }
 
 /// Records the largest single allocation made on the current thread, so a

@@ -52,7 +52,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use yohost_contract::{HookCall, ReplyError};
+use yohost_contract::{Hook, HookCall, ReplyError};
 
 /// How long a dropped process may take to run its `unload` and exit (the
 /// bootstrap gives `unload` one second) before it is killed.
@@ -73,7 +73,8 @@ pub struct Process {
 
 /// A call waiting for its reply.
 struct Pending {
-    call: HookCall,
+    hook: Hook,
+    run_id: String,
     reply: oneshot::Sender<Result<Value, CallError>>,
     caller: Caller,
     /// When the host stops waiting for it.
@@ -215,11 +216,15 @@ impl Process {
             run_id: &call.run().run_id,
         }
         .to_bytes();
+        // The argument is held once, in the frame: the typed call goes now.
+        let (hook, run_id) = (call.hook(), call.run().run_id.clone());
+        drop(call);
         let (reply, answer) = oneshot::channel();
         lock(&shared.pending).insert(
             id,
             Pending {
-                call,
+                hook,
+                run_id,
                 reply,
                 caller: Caller::current(),
                 deadline: limits.deadline,
@@ -415,10 +420,10 @@ impl Shared {
     }
 
     fn handle(&self, message: FromNode) {
-        let answer = |id: u64, outcome: &dyn Fn(&HookCall) -> Result<Value, CallError>| {
+        let answer = |id: u64, outcome: &dyn Fn(Hook) -> Result<Value, CallError>| {
             let pending = lock(&self.pending).remove(&id);
             if let Some(p) = pending {
-                let _ = p.reply.send(outcome(&p.call));
+                let _ = p.reply.send(outcome(p.hook));
             }
             self.settle();
         };
@@ -456,15 +461,15 @@ impl Shared {
             // Ended now, while what it started is still below it.
             FromNode::Unloaded => drop(self.kill()),
             FromNode::Done { id, reply } => {
-                answer(id, &|call| decode_json_reply(call, reply.get()))
+                answer(id, &|hook| decode_json_reply(hook, reply.get()))
             }
             FromNode::Fail { id, message } => {
                 let message = self.in_source(&message);
                 answer(id, &|_| Err(CallError::Guest(message.clone())))
             }
-            FromNode::BadReply { id, message } => answer(id, &|call| {
+            FromNode::BadReply { id, message } => answer(id, &|hook| {
                 Err(CallError::BadReply(ReplyError {
-                    hook: call.hook(),
+                    hook,
                     problem: message.clone(),
                 }))
             }),
@@ -493,7 +498,7 @@ impl Shared {
         let pending = lock(&self.pending);
         let owner = id
             .and_then(|id| pending.get(&id))
-            .map(|owner| (&owner.caller, owner.call.run().run_id.as_str()));
+            .map(|owner| (&owner.caller, owner.run_id.as_str()));
         log_line(owner, Some(&self.dispatch), run_id, &name, level, message);
     }
 

@@ -81,12 +81,15 @@ impl PluginRun for PythonRun {
         let (tx, rx) = tokio::sync::oneshot::channel::<Outcome>();
         let plugin = Arc::clone(&self.plugin);
         let name = Arc::clone(&self.name);
+        let hook = call.hook();
+        let args = encode_json_args(&call)?;
+        // The argument is held once, encoded: the typed call goes now.
+        drop(call);
         let task = Task {
             plugin: Arc::clone(&self.name),
-            work: Work::Hook(call.hook()),
+            work: Work::Hook(hook),
         };
-        let hook = call.hook().as_str();
-        let args = encode_json_args(&call)?;
+        let hook_name = hook.as_str();
         // Log lines written on the worker go to this task's subscriber,
         // inside the hook's span.
         let span = tracing::Span::current();
@@ -97,7 +100,7 @@ impl PluginRun for PythonRun {
                 let outcome = tracing::dispatcher::with_default(&dispatch, || {
                     span.in_scope(|| {
                         worker
-                            .call_method1("call", (plugin.bind(py), &*name, hook, args))
+                            .call_method1("call", (plugin.bind(py), &*name, hook_name, args))
                             .and_then(|reply| reply.extract::<(String, String)>())
                             .map_err(|e| e.to_string())
                     })
@@ -123,10 +126,10 @@ impl PluginRun for PythonRun {
             Err(_) => Err(CallError::Crashed(workers::lost())),
             Ok(Err(escaped)) => Err(CallError::Crashed(escaped)),
             Ok(Ok((status, text))) => match status.as_str() {
-                "ok" => decode_json_reply(&call, &text),
+                "ok" => decode_json_reply(hook, &text),
                 "guest" => Err(CallError::Guest(text)),
                 "bad_reply" => Err(CallError::BadReply(ReplyError {
-                    hook: call.hook(),
+                    hook,
                     problem: text,
                 })),
                 "interrupted" => Err(CallError::Timeout(started.elapsed())),

@@ -15,11 +15,12 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-use yohost_contract::HookCall;
+use yohost_contract::Hook;
 
 /// A call in flight on the engine thread.
 pub(super) struct InFlight {
-    pub(super) call: HookCall,
+    pub(super) hook: Hook,
+    pub(super) run_id: String,
     pub(super) deadline: Instant,
     pub(super) cancel: CancellationToken,
     pub(super) reply: oneshot::Sender<Result<Value, CallError>>,
@@ -163,7 +164,7 @@ impl Shared {
         let owner = call
             .or_else(|| self.attributed())
             .and_then(|id| calls.get(&id))
-            .map(|owner| (&owner.caller, owner.call.run().run_id.as_str()));
+            .map(|owner| (&owner.caller, owner.run_id.as_str()));
         // Outside a call, this thread's subscriber is the loader's.
         log_line(owner, None, run_id, &name, level, message);
     }
@@ -183,14 +184,10 @@ impl Shared {
     }
 
     /// Answer call `id`, if it is still in flight.
-    pub(super) fn answer(
-        &self,
-        id: u64,
-        outcome: impl FnOnce(&HookCall) -> Result<Value, CallError>,
-    ) {
+    pub(super) fn answer(&self, id: u64, outcome: impl FnOnce(Hook) -> Result<Value, CallError>) {
         let taken = self.calls.borrow_mut().remove(&id);
         if let Some(call) = taken {
-            let _ = call.reply.send(outcome(&call.call));
+            let _ = call.reply.send(outcome(call.hook));
         }
     }
 

@@ -136,13 +136,14 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
     if shared.calls.borrow().is_empty() {
         engine.take_refused();
     }
-    let hook = request.call.hook().as_str();
+    let hook = request.hook.as_str();
     let args = request.args;
-    let run_id = request.call.run().run_id.clone();
+    let run_id = request.run_id.clone();
     shared.calls.borrow_mut().insert(
         id,
         InFlight {
-            call: request.call,
+            hook: request.hook,
+            run_id: request.run_id,
             deadline: request.limits.deadline,
             cancel: request.limits.cancel,
             reply: request.reply,
@@ -268,14 +269,11 @@ fn settle_calls(engine: &Engine, shared: &Shared) -> bool {
     for (id, outcome) in settled {
         let refused = !matches!(outcome, Settled::Replied(_)) && engine.take_refused();
         out_of_memory |= refused;
-        shared.answer(id, |call| match outcome {
+        shared.answer(id, |hook| match outcome {
             _ if refused => Err(CallError::OutOfMemory(engine.memory_bytes)),
-            Settled::Replied(json) => decode_json_reply(call, &json),
+            Settled::Replied(json) => decode_json_reply(hook, &json),
             Settled::Threw(message) => Err(CallError::Guest(message)),
-            Settled::Unreadable(problem) => Err(CallError::BadReply(ReplyError {
-                hook: call.hook(),
-                problem,
-            })),
+            Settled::Unreadable(problem) => Err(CallError::BadReply(ReplyError { hook, problem })),
             Settled::Broke(message) => Err(CallError::Crashed(message)),
         });
     }

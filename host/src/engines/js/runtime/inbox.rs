@@ -6,7 +6,7 @@ use crate::call::plugin::CallLimits;
 use crate::engines::js::glue::Caller;
 use serde_json::Value;
 use tokio::sync::oneshot;
-use yohost_contract::HookCall;
+use yohost_contract::Hook;
 
 /// What the engine thread receives.
 pub(super) enum Message {
@@ -24,8 +24,10 @@ pub(super) enum Message {
 
 /// A hook call, as the engine thread receives it.
 pub(super) struct Request {
-    pub(super) call: HookCall,
-    /// The call's argument as JSON text, encoded by the caller.
+    pub(super) hook: Hook,
+    pub(super) run_id: String,
+    /// The call's argument as JSON text, encoded by the caller: the only
+    /// copy of it the engine holds.
     pub(super) args: String,
     pub(super) limits: CallLimits,
     pub(super) reply: oneshot::Sender<Result<Value, CallError>>,

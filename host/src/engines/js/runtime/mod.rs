@@ -118,12 +118,15 @@ impl Instance {
         let (reply, answer) = oneshot::channel();
         let cancel = limits.cancel.clone();
         let request = Request {
-            call,
+            hook: call.hook(),
+            run_id: call.run().run_id.clone(),
             args,
             limits,
             reply,
             caller: Caller::current(),
         };
+        // The argument is held once, encoded: the typed call goes now.
+        drop(call);
         let wait = self.handoff.prepare();
         self.requests
             .send(Message::Call(Box::new(request)))
