@@ -19,7 +19,6 @@ use base64::Engine as _;
 use serde::de::IntoDeserializer;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The largest file a plugin may read at once.
@@ -68,6 +67,7 @@ pub enum FileOp {
 
 impl FileOp {
     /// Every operation, in `host.d.ts`'s order.
+    #[cfg(any(test, feature = "node"))]
     pub const ALL: [FileOp; 15] = [
         FileOp::Read,
         FileOp::ReadBytes,
@@ -116,7 +116,8 @@ impl FileOp {
 
     /// The operations Node's bootstrap does not serve, each with why: its
     /// `init` carries them, and it names the reason when one is asked for.
-    pub fn lacking_on_node() -> BTreeMap<FileOp, &'static str> {
+    #[cfg(feature = "node")]
+    pub fn lacking_on_node() -> std::collections::BTreeMap<FileOp, &'static str> {
         FileOp::ALL
             .into_iter()
             .filter_map(|op| op.node_lacks().map(|why| (op, why)))
@@ -125,6 +126,7 @@ impl FileOp {
 
     /// Why Node's bootstrap does not serve it, if it does not (`NodeFileOp`
     /// in `host.d.ts` leaves out the same operations).
+    #[cfg(feature = "node")]
     pub fn node_lacks(self) -> Option<&'static str> {
         match self {
             FileOp::Watch => Some(
@@ -401,6 +403,7 @@ mod tests {
         assert_eq!(FileOp::named("Read"), None);
     }
 
+    #[cfg(feature = "node")]
     #[test]
     fn what_node_lacks_is_declared_to_the_javascript_with_a_reason() {
         let lacking = FileOp::lacking_on_node();

@@ -4,7 +4,7 @@
 //! `capabilities.exec`, and HTTP requests ([`super::fetch`]) to the hosts
 //! `capabilities.network` grants.
 //!
-//! Files are [`files`]' (each operation a [`FileOp`]), processes
+//! Files are [`files`]' (each operation a [`files::FileOp`]), processes
 //! [`exec`]'s, what a check notes instead of doing [`DryRun`]'s; this module
 //! holds what a plugin is offered.
 
@@ -14,7 +14,9 @@ mod files;
 
 pub use dry_run::DryRun;
 pub use exec::{exec_dir, exec_env, exec_timeout, spawn, ExecBounds, ExecRequest, MAX_EXEC};
-pub use files::{FileAccess, FileOp};
+pub use files::FileAccess;
+#[cfg(feature = "node")]
+pub use files::FileOp;
 
 use crate::load::manifest::Network;
 use crate::sandbox::ProcessSandbox;
