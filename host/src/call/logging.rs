@@ -35,7 +35,8 @@ use crate::model::limits::{
 };
 use crate::model::sync::lock;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The tracing target of every log line a plugin writes.
@@ -45,78 +46,7 @@ pub const PLUGIN_LOG_TARGET: &str = "yohost::plugin";
 /// (warn, with `plugin`), each load (debug), and each load warning (warn).
 pub const LOAD_LOG_TARGET: &str = "yohost::load";
 
-/// The tracing target of every decision a plugin makes about a tool call,
-/// at info level, with fields `run_id`, `plugin`, `hook`, `tool`, `call_id`
-/// and `decision` (a [`Decision`] name); a deny and a failure have `reason`
-/// too (a failure's says what failed, with the reply's expected and actual
-/// shape when the reply did not fit), a rewrite `args` (the arguments it
-/// asked for, as JSON).
-pub const DECISION_LOG_TARGET: &str = "yohost::decision";
-
-/// What a plugin decided about one tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    /// `before_tool` denied the call (or failed, which denies it).
-    Deny,
-    /// `before_tool` rewrote the call's arguments.
-    Rewrite,
-    /// `after_tool` changed the call's output (a redaction, say).
-    EditOutput,
-    /// `after_tool` failed (it threw, timed out, or its reply did not fit
-    /// the contract), which withholds the call's output.
-    Fail,
-}
-
-impl Decision {
-    /// The decision's name in the `decision` field.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Deny => "deny",
-            Decision::Rewrite => "rewrite",
-            Decision::EditOutput => "edit_output",
-            Decision::Fail => "fail",
-        }
-    }
-}
-
-/// The tool call a decision is about.
-pub struct CallRef<'a> {
-    /// The run's id.
-    pub run_id: &'a str,
-    /// The tool's name.
-    pub tool: &'a str,
-    /// The call's id.
-    pub call_id: &'a str,
-}
-
-/// Log one decision of `plugin` about `call`, at target
-/// [`DECISION_LOG_TARGET`]. `detail` is a deny's or a failure's reason, or a
-/// rewrite's arguments (as JSON): written out only by a subscriber that
-/// records the line, never encoded for nothing.
-pub(crate) fn decision(
-    call: &CallRef<'_>,
-    plugin: &str,
-    hook: yohost_contract::Hook,
-    decision: Decision,
-    detail: &dyn std::fmt::Display,
-) {
-    let (run_id, tool, call_id) = (call.run_id, call.tool, call.call_id);
-    let (hook, name) = (hook.as_str(), decision.as_str());
-    match decision {
-        Decision::Deny => {
-            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, reason = %detail, "{plugin} denied {tool}")
-        }
-        Decision::Rewrite => {
-            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, args = %detail, "{plugin} rewrote {tool}")
-        }
-        Decision::EditOutput => {
-            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, "{plugin} edited the output of {tool}")
-        }
-        Decision::Fail => {
-            tracing::info!(target: DECISION_LOG_TARGET, run_id, plugin, hook, tool, call_id, decision = name, reason = %detail, "{plugin} failed in {hook}, so the output of {tool} was withheld")
-        }
-    }
-}
+pub use super::decisions::{Decision, DECISION_LOG_TARGET};
 
 /// A plugin log level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -275,9 +205,9 @@ impl Window {
     }
 }
 
-/// Where one plugin stands against its bounds in one run. Made only when
-/// one of its hook calls begins ([`CallLogs`]): the host's run ids, never
-/// one a plugin names in a log call.
+/// Where one plugin stands against its bounds in one run. Held by the
+/// plugin's [`RunLogs`] for the run: only the host's run ids have one,
+/// never one a plugin names in a log call.
 struct RunBudget {
     /// Its hook calls in flight.
     calls: usize,
@@ -285,7 +215,37 @@ struct RunBudget {
     call: Window,
     /// What it kept in the run.
     run: Tally,
-    last_used: Instant,
+}
+
+impl RunBudget {
+    /// Whether a line of `bytes` written during one of its calls is kept.
+    fn admit_in_call(&mut self, bytes: u64) -> bool {
+        let bound = if !self
+            .call
+            .kept
+            .fits(bytes, MAX_LOG_LINES_PER_CALL, MAX_LOG_BYTES_PER_CALL)
+        {
+            Some(Bound::Call)
+        } else if !self
+            .run
+            .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN)
+        {
+            Some(Bound::Run)
+        } else {
+            None
+        };
+        match bound {
+            Some(bound) => {
+                self.call.drop_line(bound);
+                false
+            }
+            None => {
+                self.call.kept.add(bytes);
+                self.run.add(bytes);
+                true
+            }
+        }
+    }
 }
 
 /// A report of dropped lines, written once the budgets' lock is released.
@@ -307,192 +267,203 @@ impl Dropped {
     }
 }
 
-/// How long a plugin's budget in a run outlives its last call when many
-/// budgets are kept (runs that ended without saying so).
-const BUDGET_IDLE: Duration = Duration::from_secs(60);
+/// One plugin's window outside its calls, whatever run ids its lines name.
+struct Idle {
+    window: Mutex<Window>,
+    /// The window dropped a line since it was last reported: the plugin's
+    /// next call reports it.
+    dropped: AtomicBool,
+}
 
-/// How many budgets are kept before idle ones are forgotten.
-const BUDGETS_KEPT: usize = 1024;
-
+/// Where each plugin's lines are counted: the runs' budgets (by run id,
+/// then plugin) and the windows outside calls (by plugin). Locked once
+/// when a plugin's session opens and closes, and once per plugin log line
+/// to find its budget; never by a hook call's start or end.
 #[derive(Default)]
 struct Budgets {
-    /// Run id → plugin → its budget in the run.
-    runs: HashMap<String, HashMap<String, RunBudget>>,
-    /// Plugin → its window outside its hook calls (whatever run id its
-    /// lines name).
-    idle: HashMap<String, Window>,
+    runs: HashMap<String, HashMap<String, Arc<Mutex<RunBudget>>>>,
+    idle: HashMap<String, Arc<Idle>>,
+}
+
+impl Budgets {
+    fn idle_of(&mut self, plugin: &str, now: Instant) -> Arc<Idle> {
+        Arc::clone(self.idle.entry(plugin.to_string()).or_insert_with(|| {
+            Arc::new(Idle {
+                window: Mutex::new(Window::new(now)),
+                dropped: AtomicBool::new(false),
+            })
+        }))
+    }
 }
 
 static BUDGETS: Mutex<Option<Budgets>> = Mutex::new(None);
 
-fn budgets<T>(f: impl FnOnce(&mut Budgets, Instant) -> T) -> T {
-    let now = Instant::now();
-    let mut budgets = lock(&BUDGETS);
-    f(budgets.get_or_insert_with(Budgets::default), now)
+fn budgets<T>(f: impl FnOnce(&mut Budgets) -> T) -> T {
+    f(lock(&BUDGETS).get_or_insert_with(Budgets::default))
 }
 
 /// Whether a line of `bytes` from `plugin` in `run_id` is kept, and the
 /// report of earlier drops to write first.
 fn admit(run_id: &str, plugin: &str, bytes: u64) -> (bool, Option<Dropped>) {
-    budgets(|budgets, now| {
+    let now = Instant::now();
+    let (held, idle) = budgets(|budgets| {
         let run = budgets
             .runs
-            .get_mut(run_id)
-            .and_then(|run| run.get_mut(plugin));
-        match run {
-            Some(budget) if budget.calls > 0 => {
-                let bound =
-                    if !budget
-                        .call
-                        .kept
-                        .fits(bytes, MAX_LOG_LINES_PER_CALL, MAX_LOG_BYTES_PER_CALL)
-                    {
-                        Some(Bound::Call)
-                    } else if !budget
-                        .run
-                        .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN)
-                    {
-                        Some(Bound::Run)
-                    } else {
-                        None
-                    };
-                match bound {
-                    Some(bound) => {
-                        budget.call.drop_line(bound);
-                        (false, None)
-                    }
-                    None => {
-                        budget.call.kept.add(bytes);
-                        budget.run.add(bytes);
-                        (true, None)
-                    }
-                }
-            }
-            run => {
-                let idle = budgets
-                    .idle
-                    .entry(plugin.to_string())
-                    .or_insert_with(|| Window::new(now));
-                let report = if now.duration_since(idle.start) >= Duration::from_secs(1) {
-                    idle.close("", plugin, now)
-                } else {
-                    None
-                };
-                let bound = if !idle.kept.fits(
-                    bytes,
-                    MAX_LOG_LINES_PER_IDLE_SECOND,
-                    MAX_LOG_BYTES_PER_IDLE_SECOND,
-                ) {
-                    Some(Bound::IdleSecond)
-                } else if run.as_ref().is_some_and(|budget| {
-                    !budget
-                        .run
-                        .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN)
-                }) {
-                    Some(Bound::Run)
-                } else {
-                    None
-                };
-                match bound {
-                    Some(bound) => {
-                        idle.drop_line(bound);
-                        (false, report)
-                    }
-                    None => {
-                        idle.kept.add(bytes);
-                        if let Some(budget) = run {
-                            budget.run.add(bytes);
-                        }
-                        (true, report)
-                    }
-                }
-            }
+            .get(run_id)
+            .and_then(|run| run.get(plugin))
+            .cloned();
+        (run, budgets.idle_of(plugin, now))
+    });
+    let mut run = held.as_deref().map(lock);
+    if let Some(budget) = run.as_deref_mut().filter(|budget| budget.calls > 0) {
+        return (budget.admit_in_call(bytes), None);
+    }
+    let mut window = lock(&idle.window);
+    let report = if now.duration_since(window.start) >= Duration::from_secs(1) {
+        idle.dropped.store(false, Ordering::Relaxed);
+        window.close("", plugin, now)
+    } else {
+        None
+    };
+    let bound = if !window.kept.fits(
+        bytes,
+        MAX_LOG_LINES_PER_IDLE_SECOND,
+        MAX_LOG_BYTES_PER_IDLE_SECOND,
+    ) {
+        Some(Bound::IdleSecond)
+    } else if run.as_ref().is_some_and(|budget| {
+        !budget
+            .run
+            .fits(bytes, MAX_LOG_LINES_PER_RUN, MAX_LOG_BYTES_PER_RUN)
+    }) {
+        Some(Bound::Run)
+    } else {
+        None
+    };
+    match bound {
+        Some(bound) => {
+            window.drop_line(bound);
+            idle.dropped.store(true, Ordering::Relaxed);
+            (false, report)
         }
-    })
+        None => {
+            window.kept.add(bytes);
+            if let Some(budget) = run.as_deref_mut() {
+                budget.run.add(bytes);
+            }
+            (true, report)
+        }
+    }
 }
 
-/// The log bounds of one hook call: made when the call begins, and when
-/// dropped (the call ended, or was abandoned) it reports in `span` the
-/// lines the call's bound dropped.
-pub(crate) struct CallLogs {
+/// One plugin's log bounds in one run, opened with the plugin's session
+/// for the run and closed with it. Its hook calls' bounds ([`CallLogs`])
+/// lock only this budget, which no other plugin or run shares.
+pub(crate) struct RunLogs {
     run_id: String,
     plugin: String,
-    span: tracing::Span,
+    budget: Arc<Mutex<RunBudget>>,
+    idle: Arc<Idle>,
 }
 
-impl CallLogs {
-    /// The call of `plugin` in `run_id` begins: its first call in flight
-    /// starts a new window (reporting what the plugin's lines outside its
-    /// calls dropped).
-    pub(crate) fn begin(run_id: &str, plugin: &str, span: tracing::Span) -> CallLogs {
-        let report = budgets(|budgets, now| {
-            let kept: usize = budgets.runs.values().map(HashMap::len).sum();
-            if kept >= BUDGETS_KEPT {
-                for run in budgets.runs.values_mut() {
-                    run.retain(|_, b| b.calls > 0 || now.duration_since(b.last_used) < BUDGET_IDLE);
-                }
-                budgets.runs.retain(|_, run| !run.is_empty());
-            }
+impl RunLogs {
+    /// The bounds of `plugin` in run `run_id` (shared with any other
+    /// session of the plugin in that run).
+    pub(crate) fn open(run_id: &str, plugin: &str) -> RunLogs {
+        let now = Instant::now();
+        let (budget, idle) = budgets(|budgets| {
             let budget = budgets
                 .runs
                 .entry(run_id.to_string())
                 .or_default()
                 .entry(plugin.to_string())
-                .or_insert_with(|| RunBudget {
-                    calls: 0,
-                    call: Window::new(now),
-                    run: Tally::default(),
-                    last_used: now,
+                .or_insert_with(|| {
+                    Arc::new(Mutex::new(RunBudget {
+                        calls: 0,
+                        call: Window::new(now),
+                        run: Tally::default(),
+                    }))
                 });
+            (Arc::clone(budget), budgets.idle_of(plugin, now))
+        });
+        RunLogs {
+            run_id: run_id.to_string(),
+            plugin: plugin.to_string(),
+            budget,
+            idle,
+        }
+    }
+
+    /// A hook call begins: its plugin's first call in flight starts a new
+    /// window, and what the plugin's lines outside its calls dropped is
+    /// reported first.
+    pub(crate) fn begin(&self, span: tracing::Span) -> CallLogs<'_> {
+        let now = Instant::now();
+        {
+            let mut budget = lock(&self.budget);
             budget.calls += 1;
-            budget.last_used = now;
             if budget.calls == 1 {
                 budget.call = Window::new(now);
             }
-            budgets
-                .idle
-                .get_mut(plugin)
-                .and_then(|idle| idle.close("", plugin, now))
+        }
+        if self.idle.dropped.swap(false, Ordering::Relaxed) {
+            if let Some(report) = lock(&self.idle.window).close("", &self.plugin, now) {
+                report.emit();
+            }
+        }
+        CallLogs { logs: self, span }
+    }
+}
+
+impl Drop for RunLogs {
+    /// The session ended: what its calls in flight dropped is reported, and
+    /// the budget is forgotten once no other session of the run holds it.
+    fn drop(&mut self) {
+        budgets(|budgets| {
+            if let Some(run) = budgets.runs.get_mut(&self.run_id) {
+                // The map's and this one's: no other session holds it.
+                if run
+                    .get(&self.plugin)
+                    .is_some_and(|held| Arc::ptr_eq(held, &self.budget))
+                    && Arc::strong_count(&self.budget) <= 2
+                {
+                    run.remove(&self.plugin);
+                }
+                if run.is_empty() {
+                    budgets.runs.remove(&self.run_id);
+                }
+            }
         });
+        let report = lock(&self.budget)
+            .call
+            .close(&self.run_id, &self.plugin, Instant::now());
         if let Some(report) = report {
             report.emit();
-        }
-        CallLogs {
-            run_id: run_id.to_string(),
-            plugin: plugin.to_string(),
-            span,
         }
     }
 }
 
-impl Drop for CallLogs {
+/// The log bounds of one hook call: when dropped (the call ended, or was
+/// abandoned) it reports in `span` the lines the call's bound dropped.
+pub(crate) struct CallLogs<'a> {
+    logs: &'a RunLogs,
+    span: tracing::Span,
+}
+
+impl Drop for CallLogs<'_> {
     fn drop(&mut self) {
-        let report = budgets(|budgets, now| {
-            let budget = budgets
-                .runs
-                .get_mut(&self.run_id)
-                .and_then(|run| run.get_mut(&self.plugin))?;
+        let report = {
+            let mut budget = lock(&self.logs.budget);
             budget.calls = budget.calls.saturating_sub(1);
-            budget.last_used = now;
             if budget.calls > 0 {
-                return None;
+                return;
             }
-            budget.call.close(&self.run_id, &self.plugin, now)
-        });
+            budget
+                .call
+                .close(&self.logs.run_id, &self.logs.plugin, Instant::now())
+        };
         if let Some(report) = report {
             self.span.in_scope(|| report.emit());
-        }
-    }
-}
-
-/// Run `run_id` ended: forget its plugins' budgets, reporting what their
-/// calls in flight dropped.
-pub(crate) fn run_ended(run_id: &str) {
-    let now = Instant::now();
-    let ended = budgets(|budgets, _| budgets.runs.remove(run_id));
-    for (plugin, mut budget) in ended.into_iter().flatten() {
-        if let Some(report) = budget.call.close(run_id, &plugin, now) {
-            report.emit();
         }
     }
 }
@@ -512,20 +483,26 @@ pub fn hook_span(call: &yohost_contract::HookCall, plugin: &str) -> tracing::Spa
 mod tests {
     use super::*;
 
-    fn dropped_in_call(run_id: &str, plugin: &str) -> u64 {
-        budgets(|b, _| b.runs[run_id][plugin].call.dropped)
+    fn dropped_in_call(logs: &RunLogs) -> u64 {
+        lock(&logs.budget).call.dropped
+    }
+
+    fn run_is_known(run_id: &str) -> bool {
+        budgets(|b| b.runs.contains_key(run_id))
     }
 
     #[test]
     fn a_call_keeps_its_bound_of_lines_and_counts_the_rest() {
-        let calls = CallLogs::begin("bound-run", "bound-plugin", tracing::Span::none());
+        let run = RunLogs::open("bound-run", "bound-plugin");
+        let calls = run.begin(tracing::Span::none());
         let kept = (0..MAX_LOG_LINES_PER_CALL + 10)
             .filter(|_| admit("bound-run", "bound-plugin", 1).0)
             .count() as u64;
         assert_eq!(kept, MAX_LOG_LINES_PER_CALL);
-        assert_eq!(dropped_in_call("bound-run", "bound-plugin"), 10);
+        assert_eq!(dropped_in_call(&run), 10);
         // Bytes are bounded too.
-        let bytes = CallLogs::begin("bytes-run", "bound-plugin", tracing::Span::none());
+        let bytes_run = RunLogs::open("bytes-run", "bound-plugin");
+        let bytes = bytes_run.begin(tracing::Span::none());
         let big = 8 * 1024;
         let kept = (0..3000)
             .filter(|_| admit("bytes-run", "bound-plugin", big).0)
@@ -533,10 +510,23 @@ mod tests {
         assert_eq!(kept, MAX_LOG_BYTES_PER_CALL / big);
         drop((calls, bytes));
         // The call ended: its window was reported and closed.
-        assert_eq!(dropped_in_call("bound-run", "bound-plugin"), 0);
-        run_ended("bound-run");
-        run_ended("bytes-run");
-        assert!(budgets(|b, _| !b.runs.contains_key("bound-run")));
+        assert_eq!(dropped_in_call(&run), 0);
+        assert!(run_is_known("bound-run"));
+        drop((run, bytes_run));
+        assert!(!run_is_known("bound-run"));
+        assert!(!run_is_known("bytes-run"));
+    }
+
+    #[test]
+    fn a_run_s_budget_outlives_one_of_two_sessions_sharing_it() {
+        let first = RunLogs::open("shared-run", "shared-plugin");
+        let second = RunLogs::open("shared-run", "shared-plugin");
+        assert!(Arc::ptr_eq(&first.budget, &second.budget));
+        drop(first);
+        assert!(run_is_known("shared-run"));
+        let _call = second.begin(tracing::Span::none());
+        assert!(admit("shared-run", "shared-plugin", 1).0);
+        assert_eq!(lock(&second.budget).run.lines, 1);
     }
 
     #[test]
@@ -546,9 +536,25 @@ mod tests {
             .count() as u64;
         assert_eq!(kept, MAX_LOG_LINES_PER_IDLE_SECOND);
         // A run id a plugin names makes no budget of its own.
-        assert!(budgets(|b, _| !b
+        assert!(budgets(|b| !b
             .runs
             .keys()
             .any(|r| r.starts_with("forged-"))));
+    }
+
+    #[test]
+    fn a_call_reports_what_the_plugin_dropped_outside_calls_once() {
+        let plugin = "idle-report-plugin";
+        let dropped = (0..MAX_LOG_LINES_PER_IDLE_SECOND + 3)
+            .filter(|_| !admit("", plugin, 1).0)
+            .count();
+        assert_eq!(dropped, 3);
+        let run = RunLogs::open("idle-report-run", plugin);
+        assert!(run.idle.dropped.load(Ordering::Relaxed));
+        drop(run.begin(tracing::Span::none()));
+        // Reported and closed: the window starts again.
+        assert!(!run.idle.dropped.load(Ordering::Relaxed));
+        assert_eq!(lock(&run.idle.window).dropped, 0);
+        assert_eq!(lock(&run.idle.window).kept.lines, 0);
     }
 }

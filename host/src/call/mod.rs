@@ -6,6 +6,7 @@
 
 pub(crate) mod arguments;
 pub mod codec;
+pub(crate) mod decisions;
 pub(crate) mod error;
 pub(crate) mod handoff;
 pub mod logging;

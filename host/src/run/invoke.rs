@@ -17,18 +17,20 @@
 //!   checked against the limits.
 
 use crate::call::error::{CallError, HookError};
-use crate::call::logging::{hook_span, CallLogs};
+use crate::call::logging::{hook_span, RunLogs};
 use crate::call::plugin::{CallLimits, PluginRun};
 use crate::load::loaded::LoadedPlugin;
 use crate::model::limits::check_content;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
-use yohost_contract::{HookKind, ReplyError};
+use yohost_contract::{HookCall, HookKind, ReplyError};
 
 /// Call hook `K` with `args` on `run` of `plugin`, within the plugin's
 /// timeout for `K` and the run's `cancel`. The reply is `K`'s own, and its
-/// images are within the limits.
+/// images are within the limits. The plugin's log lines during the call are
+/// bounded as in a run of its own (in a run, the plugin's session holds one
+/// bound for all its calls).
 pub async fn call_hook<K: HookKind>(
     plugin: &LoadedPlugin,
     run: &dyn PluginRun,
@@ -36,10 +38,23 @@ pub async fn call_hook<K: HookKind>(
     cancel: &CancellationToken,
 ) -> Result<K::Reply, HookError> {
     let call = K::call(args);
+    let logs = RunLogs::open(&call.run().run_id, &plugin.name);
+    call_hook_within::<K>(plugin, run, call, cancel, &logs).await
+}
+
+/// [`call_hook`] with the plugin's log bounds for the run, `logs`, which
+/// its session holds.
+pub(crate) async fn call_hook_within<K: HookKind>(
+    plugin: &LoadedPlugin,
+    run: &dyn PluginRun,
+    call: HookCall,
+    cancel: &CancellationToken,
+    logs: &RunLogs,
+) -> Result<K::Reply, HookError> {
     let timeout = plugin.manifest.timeout(K::HOOK);
     let span = hook_span(&call, &plugin.name);
     // The call's log bound, until the call ends or is abandoned.
-    let _logs = CallLogs::begin(&call.run().run_id, &plugin.name, span.clone());
+    let _logs = logs.begin(span.clone());
     let deadline = Instant::now() + timeout;
     let limits = CallLimits {
         deadline,

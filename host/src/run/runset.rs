@@ -6,7 +6,7 @@
 //! What the user asked (`user_request`, `latest_user_text`) is derived once
 //! per turn, not per call per plugin.
 
-use crate::call::logging::{decision, CallRef, Decision};
+use crate::call::decisions::{decision, CallRef, Decision};
 use crate::model::sync::lock;
 use crate::run::convert::{content_from_blocks, finish_args, message_text, output_data};
 use crate::run::session::PluginSession;
@@ -49,14 +49,6 @@ fn denied(at: &CallRef<'_>, session: &PluginSession, deny: ToolDecision) -> Tool
         decision(at, session.name(), Hook::BeforeTool, Decision::Deny, reason);
     }
     deny
-}
-
-impl Drop for RunSet {
-    /// The run is over: what its plugins' log bounds dropped since the last
-    /// report is reported, and the bounds are forgotten.
-    fn drop(&mut self) {
-        crate::call::logging::run_ended(&self.run.run_id);
-    }
 }
 
 impl RunSet {

@@ -13,11 +13,12 @@
 //!   in fixed words that name the plugin and the kind of failure.
 
 use crate::call::error::{CallError, HookError};
+use crate::call::logging::RunLogs;
 use crate::call::plugin::PluginRun;
 use crate::load::loaded::LoadedPlugin;
 use crate::model::sync::lock;
 use crate::model::Mode;
-use crate::run::invoke::call_hook;
+use crate::run::invoke::call_hook_within;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::mpsc;
@@ -91,6 +92,8 @@ pub struct PluginSession {
     run_handle: Option<Arc<dyn PluginRun>>,
     pub(crate) run: RunInfo,
     cancel: CancellationToken,
+    /// The plugin's log bounds in the run, shared by its calls.
+    logs: RunLogs,
     /// Why the plugin is unloaded for the rest of the run (it crashed, ran
     /// out of memory or time, or never opened).
     unloaded: Mutex<Option<String>>,
@@ -118,11 +121,13 @@ impl PluginSession {
                 )
             }
         };
+        let logs = RunLogs::open(&run.run_id, &plugin.name);
         let this = Arc::new(Self {
             plugin,
             run_handle,
             run,
             cancel,
+            logs,
             unloaded: Mutex::new(unloaded),
             failure: Mutex::new(None),
             events: Mutex::new(None),
@@ -166,8 +171,15 @@ impl PluginSession {
         let (result, latency) = match (&self.run_handle, unloaded) {
             (Some(handle), None) => {
                 let started = Instant::now();
-                let result =
-                    call_hook::<K>(&self.plugin, handle.as_ref(), args, &self.cancel).await;
+                let call = K::call(args);
+                let result = call_hook_within::<K>(
+                    &self.plugin,
+                    handle.as_ref(),
+                    call,
+                    &self.cancel,
+                    &self.logs,
+                )
+                .await;
                 (result, Some(started.elapsed()))
             }
             (_, why) => (
