@@ -1,7 +1,16 @@
-//! One server's entry in an `mcp.json`, read and checked against the
-//! plugin's grants: `{command, args, env, cwd}` (stdio) or `{url, headers}`
-//! (HTTP).
+//! One server's entry in an MCP configuration file, read and checked
+//! against the plugin's grants: `{command, args, env, cwd}` (stdio) or
+//! `{url, headers}` (HTTP), as each client writes it:
+//!
+//! - the servers are listed under `mcpServers` (Claude Desktop, Claude
+//!   Code, Cursor), `servers` (VS Code) or `context_servers` (Zed);
+//! - the file may hold `//` and `/* */` comments (JSONC, as VS Code and Zed
+//!   write it);
+//! - Zed's `command` may be an object `{path, args, env}`;
+//! - a value may name a granted environment variable as `${VAR}`,
+//!   `${env:VAR}` (Cursor, VS Code) or `${VAR:-default}` (Claude Code).
 
+use json_comments::{CommentSettings, StripComments};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use yohost::adapter::limits::MAX_SOURCE_BYTES;
@@ -36,19 +45,52 @@ pub(crate) struct ServerConfig {
     pub warnings: Vec<String>,
 }
 
-/// Fields of the common format this adapter reads or knows to pass over.
-const KNOWN: &[&str] = &["command", "args", "env", "cwd", "url", "headers", "type"];
+/// Fields of the clients' formats this adapter reads or knows to pass over
+/// (`disabled` is read by discovery; `source` is Zed's, `dev` VS Code's).
+const KNOWN: &[&str] = &[
+    "command", "args", "env", "cwd", "url", "headers", "type", "disabled", "source", "dev",
+];
+
+/// The keys under which the clients list their servers: Claude Desktop,
+/// Claude Code and Cursor (`mcpServers`), VS Code (`servers`), Zed
+/// (`context_servers`).
+pub(crate) const SERVER_LISTS: [&str; 3] = ["mcpServers", "servers", "context_servers"];
+
+/// The servers a configuration lists, under whichever client's key it uses.
+pub(crate) fn servers(config: &Value) -> Option<&Map<String, Value>> {
+    SERVER_LISTS
+        .iter()
+        .find_map(|key| config.get(key)?.as_object())
+}
+
+/// The JSON of a configuration file, its `//` and `/* */` comments read as
+/// blanks (so an error's line and column are the file's own).
+pub(crate) fn parse_file(text: &str) -> Result<Value, String> {
+    let stripped = StripComments::with_settings(CommentSettings::c_style(), text.as_bytes());
+    serde_json::from_reader(stripped).map_err(|e| {
+        let hint = if e.to_string().contains("trailing comma") {
+            ": remove the comma after the last item"
+        } else {
+            ""
+        };
+        format!("not valid JSON (comments are allowed): {e}{hint}")
+    })
+}
+
+/// Whether a server's entry says `"disabled": true`: discovery passes it over.
+pub(crate) fn disabled(entry: &Value) -> bool {
+    entry.get("disabled").and_then(Value::as_bool) == Some(true)
+}
 
 /// Read the entry of the server `candidate.name` from its `mcp.json`.
 /// `Err` is the reason it is refused, in words a person can act on.
 pub(crate) fn read(candidate: &Candidate) -> Result<ServerConfig, String> {
     let text = read_text(&candidate.entry, MAX_SOURCE_BYTES).map_err(|e| e.to_string())?;
-    let config: Value = serde_json::from_str(&text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let config = parse_file(&text)?;
     let key = &candidate.name;
-    let entry = config
-        .get("mcpServers")
+    let entry = servers(&config)
         .and_then(|s| s.get(key))
-        .ok_or_else(|| format!("`mcpServers` has no server `{key}`"))?;
+        .ok_or_else(|| format!("the file lists no server `{key}`"))?;
     let entry = entry
         .as_object()
         .ok_or_else(|| format!("the server `{key}` is not an object: give it a `command` (a process) or a `url` (HTTP)"))?;
@@ -63,6 +105,20 @@ pub(crate) fn parse(
     granted: &[String],
 ) -> Result<ServerConfig, String> {
     let mut warnings = Vec::new();
+    // Zed's `command` is an object with the process's path, args and env.
+    let mut entry = entry.clone();
+    if let Some(Value::Object(command)) = entry.get("command").cloned() {
+        for (from, to) in [("path", "command"), ("args", "args"), ("env", "env")] {
+            match command.get(from) {
+                Some(value) => entry.insert(to.to_string(), value.clone()),
+                None => entry.remove(to),
+            };
+        }
+    }
+    let entry = &entry;
+    if entry.contains_key("envFile") {
+        return Err(format!("the server `{key}` reads its environment from `envFile`, which yohost does not read: write the variables under `env`, each granted value as `${{VAR}}`"));
+    }
     if entry.get("disabled").and_then(Value::as_bool) == Some(true) {
         return Err(format!(
             "the server `{key}` is marked `\"disabled\": true`; remove that to load it"
@@ -98,6 +154,9 @@ pub(crate) fn parse(
             )),
         }
     };
+    if let Some(other) = kind.filter(|k| !matches!(*k, "stdio" | "http" | "sse")) {
+        return Err(format!("the server `{key}` has `\"type\": \"{other}\"`; yohost speaks `stdio` (a `command`) and `http` (a `url`)"));
+    }
     if kind == Some("sse") {
         return Err(format!("the server `{key}` uses the old HTTP+SSE transport (`\"type\": \"sse\"`), which yohost does not speak; point `url` at its streamable HTTP endpoint"));
     }
@@ -167,8 +226,9 @@ fn looks_secret(name: &str) -> bool {
     .any(|word| name.contains(word))
 }
 
-/// `value` with each `${VAR}` replaced by the host's `VAR`, which must be
-/// granted and set.
+/// `value` with each `${VAR}`, `${env:VAR}` or `${VAR:-default}` replaced
+/// by the host's `VAR`, which must be granted, and set unless a default is
+/// given.
 fn expand(value: &str, granted: &[String], field: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = value;
@@ -178,13 +238,27 @@ fn expand(value: &str, granted: &[String], field: &str) -> Result<String, String
         let end = after
             .find('}')
             .ok_or_else(|| format!("`{field}` opens `${{` without closing it"))?;
-        let name = &after[..end];
+        let inner = &after[..end];
+        if let Some(input) = inner.strip_prefix("input:") {
+            return Err(format!("`{field}` asks the user for `${{input:{input}}}`, which a host without a user cannot do: put the value in an environment variable granted under [capabilities] env and write `${{env:VAR}}`"));
+        }
+        let inner = inner.strip_prefix("env:").unwrap_or(inner);
+        let (name, default) = match inner.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inner, None),
+        };
         if !granted.iter().any(|g| g == name) {
             return Err(format!("`{field}` reads the environment variable `{name}`, which the plugin is not granted: add it to `env` under [capabilities]"));
         }
-        let set = std::env::var(name).map_err(|_| {
-            format!("`{field}` reads the environment variable `{name}`, which is not set")
-        })?;
+        let set = match (std::env::var(name), default) {
+            (Ok(set), _) => set,
+            (Err(_), Some(default)) => default.to_string(),
+            (Err(_), None) => {
+                return Err(format!(
+                    "`{field}` reads the environment variable `{name}`, which is not set"
+                ))
+            }
+        };
         out.push_str(&set);
         rest = &after[end + 1..];
     }
@@ -299,5 +373,60 @@ mod tests {
         assert!(
             config.warnings[0].contains("X-Api-Key") && config.warnings[0].contains("plain text")
         );
+    }
+
+    #[test]
+    fn each_client_s_list_and_comments_are_read() {
+        let vscode = parse_file(
+            "{\n  // VS Code\n  \"servers\": {\"fs\": {\"type\": \"stdio\", \"command\": \"node\"}},\n  \"inputs\": []\n}",
+        )
+        .expect("JSONC");
+        assert!(servers(&vscode).unwrap().contains_key("fs"));
+        let zed = parse_file(r#"{"context_servers": {"z": {"source": "custom", "command": {"path": "node", "args": ["s.js"], "env": {"A": "1"}}}}}"#).unwrap();
+        let entry = servers(&zed).unwrap()["z"].as_object().unwrap();
+        let config = parse("z", entry, &[]).expect("Zed's command object");
+        assert_eq!(
+            config.transport,
+            Transport::Stdio {
+                command: "node".into(),
+                args: vec!["s.js".into()],
+                env: vec![("A".into(), "1".into())],
+                cwd: None,
+            }
+        );
+        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+        let err = parse_file(r#"{"mcpServers": {"a": {"command": "x",}}}"#).unwrap_err();
+        assert!(err.contains("remove the comma"), "{err}");
+    }
+
+    #[test]
+    fn each_client_s_variables_are_expanded_from_granted_ones() {
+        std::env::set_var("YOHOST_MCP_TEST_SET", "v");
+        std::env::remove_var("YOHOST_MCP_TEST_UNSET");
+        let granted = vec![
+            "YOHOST_MCP_TEST_SET".to_string(),
+            "YOHOST_MCP_TEST_UNSET".to_string(),
+        ];
+        let expanded = |value: &str| expand(value, &granted, "env.X");
+        assert_eq!(expanded("${env:YOHOST_MCP_TEST_SET}").unwrap(), "v");
+        assert_eq!(expanded("a${YOHOST_MCP_TEST_SET:-d}b").unwrap(), "avb");
+        assert_eq!(expanded("${YOHOST_MCP_TEST_UNSET:-d}").unwrap(), "d");
+        assert!(expanded("${YOHOST_MCP_TEST_UNSET}")
+            .unwrap_err()
+            .contains("not set"));
+        assert!(expand("${env:HOME}", &[], "env.X")
+            .unwrap_err()
+            .contains("not granted"));
+        assert!(expanded("${input:token}")
+            .unwrap_err()
+            .contains("${env:VAR}"));
+    }
+
+    #[test]
+    fn an_env_file_and_an_unknown_type_are_refused_saying_why() {
+        let err = parse("v", &entry(json!({"command": "x", "envFile": ".env"})), &[]).unwrap_err();
+        assert!(err.contains("envFile") && err.contains("`env`"), "{err}");
+        let err = parse("v", &entry(json!({"type": "ws", "url": "ws://x"})), &[]).unwrap_err();
+        assert!(err.contains("\"ws\""), "{err}");
     }
 }

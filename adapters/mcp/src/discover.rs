@@ -1,12 +1,17 @@
 //! Which entries of a plugin directory are MCP configurations, and their
 //! servers as candidates.
 //!
-//! A `*.mcp.json` file, or a folder with an `mcp.json`, in the common
-//! `{"mcpServers": {"NAME": {...}}}` format: each server is a plugin of its
-//! own, named after its key, with the folder's `plugin.toml` as its
-//! manifest (or that manifest's `[servers.NAME]` table, when it has one).
-//! The rest of a server's entry is read when it loads ([`crate::config`]).
+//! A `*.mcp.json` file, Claude Code's `.mcp.json`, Claude Desktop's
+//! `claude_desktop_config.json`, or a folder with an `mcp.json` (Cursor's
+//! `.cursor/` and VS Code's `.vscode/` among them), listing servers as any
+//! of those clients does ([`crate::config::SERVER_LISTS`]): each server is
+//! a plugin of its own, named after its key, with the folder's
+//! `plugin.toml` as its manifest (or that manifest's `[servers.NAME]`
+//! table, when it has one). A server marked `"disabled": true` is passed
+//! over. The rest of a server's entry is read when it loads
+//! ([`crate::config`]).
 
+use crate::config::{disabled, parse_file, servers, SERVER_LISTS};
 use crate::{ECOSYSTEM, ENGINE};
 use std::path::{Path, PathBuf};
 use yohost::adapter::limits::MAX_SOURCE_BYTES;
@@ -20,6 +25,10 @@ const MCP_FILE: &str = "mcp.json";
 /// How the name of an MCP configuration file in the plugin directory ends.
 const MCP_SUFFIX: &str = ".mcp.json";
 
+/// The names of other clients' configuration files that may be dropped in
+/// as they are: Claude Code's project file and Claude Desktop's.
+const CLIENT_FILES: [&str; 2] = [".mcp.json", "claude_desktop_config.json"];
+
 /// The servers of an entry of the plugin directory, if it is an MCP
 /// configuration: each a candidate, in the order of their names, or the
 /// entry refused as a whole when its file cannot be read or is not in the
@@ -27,7 +36,12 @@ const MCP_SUFFIX: &str = ".mcp.json";
 pub(crate) fn discover(entry: &Path) -> Option<Vec<Found>> {
     let file = mcp_file(entry)?;
     let name = entry.file_name()?.to_string_lossy();
-    let name = name.strip_suffix(MCP_SUFFIX).unwrap_or(&name).to_string();
+    let name = name
+        .strip_suffix(MCP_SUFFIX)
+        .or_else(|| name.strip_suffix(".json"))
+        .unwrap_or(&name)
+        .trim_start_matches('.')
+        .to_string();
     Some(match candidates(entry, &file) {
         Ok(found) => found,
         Err(reason) => vec![Found::Refused {
@@ -39,14 +53,15 @@ pub(crate) fn discover(entry: &Path) -> Option<Vec<Found>> {
 }
 
 /// The MCP configuration file of a directory entry, if it is an MCP one: a
-/// `*.mcp.json` file, or a folder's `mcp.json`.
+/// `*.mcp.json` file, another client's file, or a folder's `mcp.json`.
 fn mcp_file(path: &Path) -> Option<PathBuf> {
     let name = path.file_name()?.to_str()?;
     if path.is_dir() {
         let file = path.join(MCP_FILE);
         file.is_file().then_some(file)
     } else {
-        (name.len() > MCP_SUFFIX.len() && name.ends_with(MCP_SUFFIX)).then(|| path.to_path_buf())
+        let ours = name.len() > MCP_SUFFIX.len() && name.ends_with(MCP_SUFFIX);
+        (ours || CLIENT_FILES.contains(&name)).then(|| path.to_path_buf())
     }
 }
 
@@ -59,19 +74,21 @@ fn candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
         path: file.to_path_buf(),
         problem,
     })?;
-    let config: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
+    let config = parse_file(&text).map_err(invalid)?;
     const SHAPE: &str =
         r#"the common format is {"mcpServers": {"NAME": {"command": "...", "args": [...]}}}"#;
-    let servers = config
-        .get("mcpServers")
-        .and_then(serde_json::Value::as_object)
-        .ok_or_else(|| invalid(format!("has no `mcpServers` object: {SHAPE}")))?;
-    if servers.is_empty() {
-        return Err(invalid(format!(
-            "names no server under `mcpServers`: {SHAPE}"
-        )));
+    let lists = SERVER_LISTS.map(|key| format!("`{key}`")).join(", ");
+    let listed = servers(&config)
+        .ok_or_else(|| invalid(format!("lists no servers under any of {lists}: {SHAPE}")))?;
+    if listed.is_empty() {
+        return Err(invalid(format!("names no server: {SHAPE}")));
     }
+    // A disabled server is passed over, as its client does.
+    let servers: serde_json::Map<String, serde_json::Value> = listed
+        .iter()
+        .filter(|(_, entry)| !disabled(entry))
+        .map(|(key, entry)| (key.clone(), entry.clone()))
+        .collect();
     let manifest_path = root.join(MANIFEST_FILE);
     let manifest = if root.is_dir() {
         Manifest::read(&manifest_path).map_err(|problem| LoadError::Manifest {
@@ -81,7 +98,7 @@ fn candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
     } else {
         Manifest::default()
     };
-    if let Some(unknown) = manifest.servers.keys().find(|k| !servers.contains_key(*k)) {
+    if let Some(unknown) = manifest.servers.keys().find(|k| !listed.contains_key(*k)) {
         return Err(LoadError::Invalid {
             path: manifest_path,
             message: format!("[servers.{unknown}] names no server of {}", file.display()),
@@ -207,5 +224,52 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn other_clients_files_are_found_as_they_are_and_disabled_servers_passed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // Claude Code's project file, with a disabled server.
+        write(
+            ".mcp.json",
+            r#"{"mcpServers": {"code": {"command": "c"}, "off": {"command": "o", "disabled": true}}}"#,
+        );
+        // Cursor's and VS Code's folders, VS Code's with its own key and a comment.
+        write(
+            ".cursor/mcp.json",
+            r#"{"mcpServers": {"cursor": {"command": "c"}}}"#,
+        );
+        write(
+            ".vscode/mcp.json",
+            "{\n  // the servers\n  \"servers\": {\"vscode\": {\"type\": \"stdio\", \"command\": \"v\"}}\n}",
+        );
+        write(
+            "claude_desktop_config.json",
+            r#"{"mcpServers": {"desktop": {"command": "d"}}}"#,
+        );
+        // Zed's list; and a hidden entry no adapter knows is passed over.
+        write(
+            "zed.mcp.json",
+            r#"{"context_servers": {"zed": {"command": {"path": "z"}}}}"#,
+        );
+        write(".notes/mcp.txt", "not a plugin");
+        let mut adapters = Adapters::default();
+        adapters.register(crate::adapter());
+        let found = adapters.scan(dir.path()).unwrap();
+        let names: Vec<&str> = found.iter().map(Found::name).collect();
+        assert_eq!(
+            names,
+            ["cursor", "code", "vscode", "desktop", "zed"],
+            "{found:?}"
+        );
+        assert!(
+            found.iter().all(|f| matches!(f, Found::Plugin(_))),
+            "{found:?}"
+        );
     }
 }

@@ -104,7 +104,15 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             cwd,
         } => {
             if !capabilities.exec {
-                return Err(refused(format!("the MCP server `{name}` is a process (`{command}`): it runs only with `exec = true` under [capabilities] in the plugin.toml beside {file} (or under [servers.{name}.capabilities])")));
+                let grant = if candidate.root.is_dir() {
+                    format!(
+                        "in the plugin.toml beside {file} (or under [servers.{name}.capabilities])"
+                    )
+                } else {
+                    // A lone file has no manifest: it needs a folder.
+                    format!("in a plugin.toml, which a lone file cannot have: move {file} into a folder as `mcp.json`, with a `plugin.toml` beside it")
+                };
+                return Err(refused(format!("the MCP server `{name}` is a process (`{command}`): it runs only with `exec = true` under [capabilities] {grant}")));
             }
             let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
             warnings.extend(sandbox.warnings().iter().cloned());

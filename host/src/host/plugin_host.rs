@@ -3,8 +3,8 @@
 use crate::call::stats::PluginFigures;
 use crate::host::report::PluginReport;
 use crate::load::adapter::{Adapter, Adapters};
-use crate::load::discovery::scan_folders;
 use crate::load::error::HostError;
+use crate::load::listing::scan_folders;
 use crate::load::loaded::LoadedPlugin;
 use crate::load::registry::{Refusal, Registry, Snapshot};
 use crate::run::extension::{HostExtension, PluginExtension};

@@ -20,9 +20,10 @@
 //! ecosystem) pair, once the (node, yohost) entry says Node is
 //! [available](Adapter::available).
 
-use crate::load::discovery::{entries, inspect, Candidate, FolderEntry, Found};
+use crate::load::discovery::{inspect, Candidate, FolderEntry, Found};
 use crate::load::error::LoadError;
 use crate::load::grants::{Access, GrantError, Grants};
+use crate::load::listing::{entries, hidden_entries};
 use crate::load::loaded::Loaded;
 use crate::load::manifest::EngineChoice;
 use crate::load::routing::{NodeNeeds, Routed};
@@ -249,16 +250,22 @@ impl Adapters {
                 .filter_map(|a| a.folder_entry(folder))
                 .collect()
         };
-        Ok(entries(dir)?
-            .iter()
-            .flat_map(|path| {
-                foreign
-                    .iter()
-                    .find_map(|a| Some(owned(a.ecosystem(), a.discover(path)?)))
-                    .or_else(|| self.unserved_file(path).map(|found| vec![found]))
-                    .unwrap_or_else(|| vec![inspect(path, &proposals)])
-            })
-            .collect())
+        let discovered = |path: &Path| {
+            foreign
+                .iter()
+                .find_map(|a| Some(owned(a.ecosystem(), a.discover(path)?)))
+        };
+        // A hidden entry is a plugin only if an adapter recognises it.
+        let hidden = hidden_entries(dir)?
+            .into_iter()
+            .filter_map(|path| discovered(&path))
+            .flatten();
+        let open = entries(dir)?.into_iter().flat_map(|path| {
+            discovered(&path)
+                .or_else(|| self.unserved_file(&path).map(|found| vec![found]))
+                .unwrap_or_else(|| vec![inspect(&path, &proposals)])
+        });
+        Ok(hidden.chain(open).collect())
     }
 
     /// The refusal of an entry that bears the file marks of a known

@@ -13,8 +13,9 @@
 //!   [`Adapter::folder_entry`](crate::adapter::Adapter::folder_entry) for
 //!   folders such as a pi package), asked before the host's own rules.
 //!
-//! Entries that are plainly not plugins are passed over: hidden names,
-//! `node_modules`, `__pycache__`, `target`, Markdown and text files,
+//! Entries that are plainly not plugins are passed over
+//! ([`crate::load::listing`]): hidden names (unless an adapter recognises
+//! one), `node_modules`, `__pycache__`, `target`, Markdown and text files,
 //! TypeScript declarations (`*.d.ts`), `tsconfig.json`, `package.json` and
 //! `package-lock.json`. Anything else is reported as refused, with the kinds
 //! the host knows.
@@ -29,6 +30,7 @@
 
 use crate::load::error::LoadError;
 use crate::load::fingerprint::{folder_fingerprint, stat, Fingerprint};
+use crate::load::listing::passed_over;
 use crate::load::manifest::{check_name, EngineChoice, Manifest, NameError, MANIFEST_FILE};
 use crate::load::source::{kind_of, read_text, ReadError};
 use crate::model::limits::MAX_SOURCE_BYTES;
@@ -127,35 +129,6 @@ impl Found {
     }
 }
 
-/// The file in a plugin directory that names entries that are not plugins
-/// (a helper folder, notes), one name a line; `#` starts a comment.
-pub const IGNORE_FILE: &str = ".yohostignore";
-
-/// The entries of `dir` that may be plugins, sorted by name: not passed
-/// over by their names (dot files, `node_modules`, notes) and not named in
-/// its [`IGNORE_FILE`].
-pub(crate) fn entries(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let ignored: Vec<String> = read_text(&dir.join(IGNORE_FILE), 64 << 10)
-        .map(|text| {
-            text.lines()
-                .map(|line| line.split('#').next().unwrap_or("").trim())
-                .map(|name| name.trim_end_matches('/').to_string())
-                .filter(|name| !name.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| !passed_over(p))
-        .filter(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            !ignored.iter().any(|ignored| *ignored == name)
-        })
-        .collect();
-    entries.sort();
-    Ok(entries)
-}
-
 /// An entry file an adapter proposes for a folder whose manifest names
 /// none ([`Adapter::folder_entry`](crate::load::adapter::Adapter::folder_entry)).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,34 +153,6 @@ pub(crate) fn inspect(path: &Path, proposals: &dyn Fn(&Path) -> Vec<FolderEntry>
             reason,
         },
     }
-}
-
-/// The folders of `dir` that may be plugins, sorted by name.
-pub fn scan_folders(dir: &Path) -> Vec<PathBuf> {
-    entries(dir)
-        .map(|entries| entries.into_iter().filter(|p| p.is_dir()).collect())
-        .unwrap_or_default()
-}
-
-fn passed_over(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    name.starts_with('.')
-        || matches!(
-            &*name,
-            "node_modules"
-                | "__pycache__"
-                | "target"
-                | "tsconfig.json"
-                | "package.json"
-                | "package-lock.json"
-                | "yohost.lock"
-        )
-        || name.ends_with(".md")
-        || name.ends_with(".txt")
-        || name.ends_with(".d.ts")
 }
 
 /// What to do about a missing `entry` that cargo builds (under a
@@ -482,6 +427,7 @@ fn package_main(dir: &Path, package: &serde_json::Value) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::listing::entries;
 
     /// The directory as the host's own rules read it, with no adapter.
     fn scan(dir: &Path) -> std::io::Result<Vec<Found>> {

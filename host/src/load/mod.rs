@@ -10,6 +10,7 @@ pub mod discovery;
 pub(crate) mod error;
 pub mod fingerprint;
 pub mod grants;
+pub(crate) mod listing;
 pub(crate) mod loaded;
 pub mod lockfile;
 pub mod manifest;

@@ -18,9 +18,10 @@
 use crate::call::logging::LOAD_LOG_TARGET;
 use crate::call::stats::PluginStats;
 use crate::load::adapter::Adapters;
-use crate::load::discovery::{entries, Candidate, Found, IGNORE_FILE};
+use crate::load::discovery::{Candidate, Found};
 use crate::load::error::{HostError, LoadError};
 use crate::load::fingerprint::{stat, Fingerprint};
+use crate::load::listing::{entries, hidden_entries, IGNORE_FILE};
 use crate::load::loaded::LoadedPlugin;
 use crate::load::lockfile::{snapshot, FromCopy, Lockfile};
 use crate::load::manifest::{check_name, intended_mode, Manifest, MANIFEST_FILE};
@@ -491,6 +492,21 @@ fn sort_for_running(plugins: &mut [Arc<LoadedPlugin>]) {
     plugins.sort_by(|a, b| (a.manifest.priority(), &a.name).cmp(&(b.manifest.priority(), &b.name)));
 }
 
+/// A quick summary of the directory's top level, hidden entries included
+/// (an adapter may recognise one), to notice a change without a watcher's
+/// help.
+fn top_level_fingerprint(dir: &Path) -> Fingerprint {
+    let mut out: Fingerprint = [entries(dir), hidden_entries(dir)]
+        .into_iter()
+        .flat_map(Result::unwrap_or_default)
+        .map(|p| stat(&p))
+        .collect();
+    // A change to what is ignored is a change to the directory.
+    out.push(stat(&dir.join(IGNORE_FILE)));
+    out.sort();
+    out
+}
+
 /// These load a TypeScript plugin, so they need the JS engine.
 #[cfg(all(test, feature = "js"))]
 mod tests {
@@ -530,16 +546,4 @@ mod tests {
         let names: Vec<&str> = snapshot.plugins.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["late"], "refused: {:?}", snapshot.refused);
     }
-}
-
-/// A quick summary of the directory's top level, to notice a change
-/// without a watcher's help.
-fn top_level_fingerprint(dir: &Path) -> Fingerprint {
-    let mut out: Fingerprint = entries(dir)
-        .map(|entries| entries.iter().map(|p| stat(p)).collect())
-        .unwrap_or_default();
-    // A change to what is ignored is a change to the directory.
-    out.push(stat(&dir.join(IGNORE_FILE)));
-    out.sort();
-    out
 }

@@ -195,7 +195,7 @@ pub const KNOWN_ECOSYSTEMS: &[KnownEcosystem] = &[
         ecosystem: Ecosystem("mcp"),
         serving_crate: "yohost-adapter-mcp",
         packages: &[],
-        files: &["mcp.json", "*.mcp.json"],
+        files: &["mcp.json", "*.mcp.json", "claude_desktop_config.json"],
     },
 ];
 
