@@ -19,9 +19,9 @@
 //! - A server reached at `url` needs a network grant that covers its host;
 //!   a header's `${VAR}` reads a granted environment variable.
 //!
-//! The client is yohost's own JSON-RPC over the sandboxed process's pipes
-//! (yoagent's stdio transport starts its own process, outside any
-//! sandbox), and yoagent's HTTP transport for remote servers.
+//! The client is the MCP Rust SDK's (`rmcp`): over the sandboxed
+//! process's pipes, which the host starts itself, and over streamable HTTP
+//! for remote servers.
 
 mod config;
 mod convert;
@@ -178,12 +178,10 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             .expect("nothing else holds a new server");
         state.tools = Arc::new(connected.tools);
         state.seen = connected.seen;
-        // A remote connection belongs to the runtime the runs use, so the
-        // first run opens it again; a process lives on.
-        if !remote {
-            state.link = Some(connected.link);
-            state.started = Some(std::time::Instant::now());
-        }
+        // The connection lives on, on the client's own runtime: runs share
+        // one process, or one HTTP session.
+        state.link = Some(Arc::new(connected.link));
+        state.started = Some(std::time::Instant::now());
     }
     let mut loaded = Loaded::new(Arc::new(McpPlugin(server)), [Hook::Tools, Hook::CallTool]);
     loaded.warnings = warnings;

@@ -1,21 +1,29 @@
-//! The protocol over either transport: the `initialize` handshake,
-//! `tools/list` and `tools/call`, as raw JSON (the results keep what
-//! yoagent's typed client drops: titles, annotations, resources,
-//! structured content).
+//! The protocol over either transport, by `rmcp`'s client: the
+//! `initialize` handshake, `tools/list` and `tools/call`, and the answers
+//! to what a server asks of its client. The results are read as JSON by
+//! [`crate::convert`].
 
-use crate::stdio::Stdio;
-use serde_json::{json, Value};
+use crate::stdio::{self, Process};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, ListToolsRequest, PaginatedRequestParams, ProtocolVersion,
+};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, RoleClient, RunningService, ServiceError,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use yoagent::mcp::transport::McpTransport;
-use yoagent::mcp::types::JsonRpcRequest;
-use yoagent::mcp::{HttpTransport, ServerNotifications};
+use tracing::instrument::WithSubscriber;
 use yohost::adapter::limits::MAX_REPLY_BYTES;
+use yohost::adapter::sandbox::ProcessSandbox;
 
-/// The protocol version yohost asks for.
-pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
-
-/// The versions yohost speaks (a server may answer with an older one).
-const SPOKEN: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The protocol version yohost asks for: the newest with an `initialize`
+/// handshake.
+const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
 
 /// The most pages of tools one server may list.
 const MAX_PAGES: usize = 64;
@@ -46,171 +54,163 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// The client's side of the protocol: what it tells a server it is, and
+/// its answers to what a server asks and tells it.
+struct Client {
+    list_changes: Arc<AtomicU64>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("yohost", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(PROTOCOL_VERSION)
+    }
+
+    // rmcp's answers to what a server asks suit a headless host: sampling
+    // is "method not found" (no model to lend), elicitation is declined
+    // (no user to ask), roots are an empty list (no folders to offer), and
+    // `ping` is answered.
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 /// A connection to one server.
-pub(crate) enum Link {
-    /// A process of its own.
-    Stdio(Stdio),
-    /// A remote server.
-    Http(Http),
-}
-
-/// A remote server over yoagent's streamable HTTP transport.
-pub(crate) struct Http {
-    transport: Arc<HttpTransport>,
-    notes: ServerNotifications,
-}
-
-impl Http {
-    /// A transport to `url` with `headers`, not yet connected.
-    pub(crate) fn new(url: &str, headers: &[(String, String)]) -> Result<Http, String> {
-        let mut transport = HttpTransport::new(url).map_err(|e| e.to_string())?;
-        for (name, value) in headers {
-            transport = transport
-                .with_header(name, value)
-                .map_err(|e| format!("the header `{name}`: {e}"))?;
-        }
-        let notes = ServerNotifications::new();
-        transport.report_notifications(notes.clone());
-        Ok(Http {
-            transport: Arc::new(transport),
-            notes,
-        })
-    }
-}
-
-/// An HTTP request in flight; dropped unanswered, it is cancelled.
-struct HttpWaiting {
-    transport: Arc<HttpTransport>,
-    id: u64,
-    answered: bool,
-}
-
-impl Drop for HttpWaiting {
-    fn drop(&mut self) {
-        if self.answered {
-            return;
-        }
-        let (transport, id) = (Arc::clone(&self.transport), self.id);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let cancelled = yoagent::mcp::types::JsonRpcNotification::new(
-                    "notifications/cancelled",
-                    Some(json!({"requestId": id, "reason": "the call's deadline passed, or its run was cancelled"})),
-                );
-                let _ = transport.notify(cancelled).await;
-            });
-        }
-    }
+pub(crate) struct Link {
+    service: RunningService<RoleClient, Client>,
+    list_changes: Arc<AtomicU64>,
+    /// The server's process, for a stdio server: ended with the link.
+    process: Option<Process>,
+    server: String,
+    info: String,
 }
 
 impl Link {
-    /// Send a request and wait for its result.
-    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, Failure> {
-        match self {
-            Link::Stdio(stdio) => stdio.request(method, params).await,
-            Link::Http(http) => {
-                let request = JsonRpcRequest::new(method, Some(params));
-                let mut waiting = HttpWaiting {
-                    transport: Arc::clone(&http.transport),
-                    id: request.id,
-                    answered: false,
-                };
-                let response = http.transport.send(request).await;
-                waiting.answered = true;
-                let response = response.map_err(|e| Failure::Gone(e.to_string()))?;
-                match (response.result, response.error) {
-                    (_, Some(error)) => Err(Failure::Rpc {
-                        code: error.code,
-                        message: error.message,
-                    }),
-                    (Some(result), None) => Ok(result),
-                    (None, None) => Err(Failure::Protocol(
-                        "an answer with neither `result` nor `error`".into(),
-                    )),
-                }
-            }
-        }
+    /// Start `command` in `sandbox` (also allowed to read `extra`) and
+    /// shake hands with it.
+    pub(crate) async fn stdio(
+        server: &str,
+        sandbox: &ProcessSandbox,
+        command: std::process::Command,
+        extra: &[std::path::PathBuf],
+    ) -> Result<Link, Failure> {
+        let program = std::path::PathBuf::from(command.get_program());
+        let (process, pipes) = stdio::start(server, sandbox, command, extra)
+            .map_err(|e| Failure::Gone(format!("cannot start {}: {e}", program.display())))?;
+        let (client, list_changes) = client();
+        let service = on_client_runtime(client.serve(pipes))
+            .await
+            .map_err(|e| init_failure(&e, process.gone()))?;
+        Link::new(server, service, list_changes, Some(process))
     }
 
-    /// Send a notification (best effort).
-    async fn notify(&self, method: &str) -> Result<(), Failure> {
-        match self {
-            Link::Stdio(stdio) => {
-                stdio.notify(method, json!({}));
-                Ok(())
-            }
-            Link::Http(http) => http
-                .transport
-                .notify(yoagent::mcp::types::JsonRpcNotification::new(method, None))
-                .await
-                .map_err(|e| Failure::Gone(e.to_string())),
+    /// Open a streamable HTTP connection to `url` with `headers` and shake
+    /// hands.
+    pub(crate) async fn http(
+        server: &str,
+        url: &str,
+        headers: &[(String, String)],
+    ) -> Result<Link, Failure> {
+        let mut custom = std::collections::HashMap::new();
+        for (name, value) in headers {
+            let header = |e: &dyn std::fmt::Display| {
+                Failure::Protocol(format!("cannot send the header `{name}`: {e}"))
+            };
+            custom.insert(
+                reqwest::header::HeaderName::try_from(name.as_str()).map_err(|e| header(&e))?,
+                reqwest::header::HeaderValue::try_from(value.as_str()).map_err(|e| header(&e))?,
+            );
         }
+        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+        let (client, list_changes) = client();
+        // The transport's worker starts where it is made: on the client's
+        // runtime, with the connection.
+        let service = on_client_runtime(async move {
+            client
+                .serve(StreamableHttpClientTransport::from_config(config))
+                .await
+        })
+        .await
+        .map_err(|e| init_failure(&e, None))?;
+        Link::new(server, service, list_changes, None)
+    }
+
+    fn new(
+        server: &str,
+        service: RunningService<RoleClient, Client>,
+        list_changes: Arc<AtomicU64>,
+        process: Option<Process>,
+    ) -> Result<Link, Failure> {
+        let peer = service.peer().peer_info();
+        let version = peer
+            .as_ref()
+            .map(|p| p.protocol_version.clone())
+            .unwrap_or_default();
+        if !ProtocolVersion::KNOWN_VERSIONS.contains(&version) || !version.has_initialize() {
+            return Err(Failure::Protocol(format!(
+                "it speaks protocol version {version}; yohost speaks {} to {PROTOCOL_VERSION}",
+                ProtocolVersion::KNOWN_VERSIONS[0]
+            )));
+        }
+        let implementation = peer.as_ref().and_then(|p| p.server_info.as_ref());
+        let field = |f: fn(&Implementation) -> &str| implementation.map_or("?", f).to_string();
+        let info = format!(
+            "{} {} (protocol {version})",
+            field(|i| &i.name),
+            field(|i| &i.version)
+        );
+        Ok(Link {
+            service,
+            list_changes,
+            process,
+            server: server.to_string(),
+            info,
+        })
+    }
+
+    /// The server's name and version, and the protocol version it speaks.
+    pub(crate) fn info(&self) -> &str {
+        &self.info
     }
 
     /// Why the server has gone, if it has.
     pub(crate) fn gone(&self) -> Option<String> {
-        match self {
-            Link::Stdio(stdio) => stdio.gone(),
-            Link::Http(_) => None,
+        match &self.process {
+            Some(process) => process.gone(),
+            None => self
+                .service
+                .is_transport_closed()
+                .then(|| format!("the MCP server `{}` closed its connection", self.server)),
         }
     }
 
     /// How many times the server has said its tools changed.
     pub(crate) fn list_changes(&self) -> u64 {
-        match self {
-            Link::Stdio(stdio) => stdio.list_changes(),
-            Link::Http(http) => http.notes.tools_list_changed(),
-        }
+        self.list_changes.load(Ordering::SeqCst)
     }
 
-    /// The `initialize` handshake. Returns the server's name and version.
-    pub(crate) async fn initialize(&self) -> Result<String, Failure> {
-        let result = self
-            .request(
-                "initialize",
-                json!({
-                    "protocolVersion": PROTOCOL_VERSION,
-                    "capabilities": {},
-                    "clientInfo": {"name": "yohost", "version": env!("CARGO_PKG_VERSION")},
-                }),
-            )
-            .await?;
-        let version = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if !SPOKEN.contains(&version) {
-            return Err(Failure::Protocol(format!(
-                "it speaks protocol version {version:?}; yohost speaks {}",
-                SPOKEN.join(", ")
-            )));
-        }
-        self.notify("notifications/initialized").await?;
-        let info = result.get("serverInfo").cloned().unwrap_or(Value::Null);
-        let field = |name: &str| {
-            info.get(name)
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string()
-        };
-        Ok(format!(
-            "{} {} (protocol {version})",
-            field("name"),
-            field("version")
-        ))
-    }
-
-    /// Every tool the server lists, page after page.
+    /// Every tool the server lists, page after page, as JSON.
     pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, Failure> {
         let mut tools = Vec::new();
-        let mut cursor: Option<Value> = None;
+        let mut cursor: Option<String> = None;
         let mut listed_bytes = 0usize;
         for _ in 0..MAX_PAGES {
-            let params = match cursor.take() {
-                Some(cursor) => json!({"cursor": cursor}),
-                None => json!({}),
-            };
-            let page = self.request("tools/list", params).await?;
+            let mut params = PaginatedRequestParams::default();
+            params.cursor = cursor.take();
+            // Sent as is, not through the typed listing: a tool that is
+            // not a valid MCP tool is left out alone, not the whole page.
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+            let page = self
+                .service
+                .peer()
+                .send_request(request)
+                .await
+                .map_err(|e| self.failure(e))?;
+            let page = serde_json::to_value(&page).unwrap_or(Value::Null);
             let listed = page
                 .get("tools")
                 .and_then(Value::as_array)
@@ -225,13 +225,123 @@ impl Link {
                 }
                 tools.push(tool.clone());
             }
-            match page.get("nextCursor") {
-                Some(next) if !next.is_null() => cursor = Some(next.clone()),
-                _ => return Ok(tools),
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_string()),
+                None => return Ok(tools),
             }
         }
         Err(Failure::Protocol(format!(
             "`tools/list` went on for more than {MAX_PAGES} pages"
         )))
+    }
+
+    /// Call a tool; its result as JSON. Dropping the future before the
+    /// answer (the call's deadline, the run's cancel) sends the server
+    /// `notifications/cancelled` for it.
+    pub(crate) async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, Failure> {
+        if let Some(why) = self.gone() {
+            return Err(Failure::Gone(why));
+        }
+        let mut params = CallToolRequestParams::new(name.to_string());
+        params.arguments = match arguments {
+            Value::Object(arguments) => Some(arguments),
+            Value::Null => None,
+            _ => return Err(Failure::Protocol("arguments that are not an object".into())),
+        };
+        match self.service.peer().call_tool_once(params).await {
+            Ok(CallToolResponse::Complete(result)) => {
+                serde_json::to_value(&result).map_err(|e| Failure::Protocol(e.to_string()))
+            }
+            Ok(_) => Err(Failure::Protocol(
+                "a request for input or a task, which yohost did not ask for".into(),
+            )),
+            Err(e) => Err(self.failure(e)),
+        }
+    }
+
+    fn failure(&self, error: ServiceError) -> Failure {
+        match error {
+            ServiceError::McpError(error) => Failure::Rpc {
+                code: error.code.0.into(),
+                message: error.message.into_owned(),
+            },
+            ServiceError::UnexpectedResponse => {
+                Failure::Protocol("an answer of the wrong shape".into())
+            }
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                Failure::Gone(self.gone().unwrap_or_else(|| {
+                    format!("the MCP server `{}` has gone: {error}", self.server)
+                }))
+            }
+            other => Failure::Gone(format!("the MCP server `{}`: {other}", self.server)),
+        }
+    }
+}
+
+/// Shake hands on the runtime every connection lives on, whichever runtime
+/// asks: a connection's task (its reader, its HTTP requests) outlives the
+/// load that opened it and any one run, and requests reach it over
+/// channels from any runtime. The runtime's log lines go where the asking
+/// thread's go.
+async fn on_client_runtime<T: Send + 'static>(
+    handshake: impl std::future::Future<Output = T> + Send + 'static,
+) -> T {
+    client_runtime()
+        .spawn(handshake.with_current_subscriber())
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// The runtime every connection's task lives on.
+fn client_runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("mcp-client")
+            .enable_all()
+            .build()
+            .expect("a runtime for MCP connections")
+    })
+}
+
+/// A client handler, and the count of the server's tool list changes it keeps.
+fn client() -> (Client, Arc<AtomicU64>) {
+    let list_changes = Arc::new(AtomicU64::new(0));
+    let client = Client {
+        list_changes: Arc::clone(&list_changes),
+    };
+    (client, list_changes)
+}
+
+/// How long a remote server has to close its session when its link goes.
+const CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+impl Drop for Link {
+    /// A remote server's session is closed with `DELETE` before the link
+    /// goes (within [`CLOSE_TIMEOUT`]), so a host that exits next leaves
+    /// none open; a process ends with its [`Process`].
+    fn drop(&mut self) {
+        if self.process.is_some() {
+            return;
+        }
+        let service = &mut self.service;
+        // On a thread outside any runtime, which may block on the close.
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _ = client_runtime().block_on(service.close_with_timeout(CLOSE_TIMEOUT));
+            });
+        });
+    }
+}
+
+fn init_failure(error: &ClientInitializeError, gone: Option<String>) -> Failure {
+    match (error, gone) {
+        (_, Some(why)) => Failure::Gone(why),
+        (ClientInitializeError::JsonRpcError(error), None) => Failure::Rpc {
+            code: error.code.0.into(),
+            message: error.message.to_string(),
+        },
+        (other, None) => Failure::Protocol(format!("`initialize` failed: {other}")),
     }
 }

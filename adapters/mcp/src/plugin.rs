@@ -11,8 +11,7 @@
 //! - Dropping the plugin ends the server's process and what it started.
 
 use crate::convert::{tool_reply, tool_spec};
-use crate::link::{Failure, Http, Link};
-use crate::stdio::Stdio;
+use crate::link::{Failure, Link};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,7 +70,7 @@ pub(crate) struct State {
 
 /// What connecting gave.
 pub(crate) struct Connected {
-    pub link: Arc<Link>,
+    pub link: Link,
     pub tools: Vec<ToolSpec>,
     pub seen: u64,
     pub info: String,
@@ -82,41 +81,38 @@ impl Server {
     /// Start the server (or open its connection), shake hands and list its
     /// tools, within the connect timeout.
     pub(crate) async fn connect(&self) -> Result<Connected, String> {
-        let link = Arc::new(match &self.start {
-            Start::Stdio {
-                sandbox,
-                program,
-                args,
-                env,
-                cwd,
-                extra,
-            } => {
-                let mut command = sandbox.command(program);
-                command
-                    .args(args)
-                    .envs(env.iter().cloned())
-                    .current_dir(cwd);
-                Link::Stdio(
-                    Stdio::start(&self.name, sandbox, command, extra)
-                        .map_err(|e| format!("cannot start {}: {e}", program.display()))?,
-                )
-            }
-            Start::Http { url, headers } => Link::Http(Http::new(url, headers)?),
-        });
         let timeout = self.connect_timeout;
         let steps = async {
-            let info = link.initialize().await?;
+            let link = match &self.start {
+                Start::Stdio {
+                    sandbox,
+                    program,
+                    args,
+                    env,
+                    cwd,
+                    extra,
+                } => {
+                    let mut command = sandbox.command(program);
+                    command
+                        .args(args)
+                        .envs(env.iter().cloned())
+                        .current_dir(cwd);
+                    Link::stdio(&self.name, sandbox, command, extra).await?
+                }
+                Start::Http { url, headers } => Link::http(&self.name, url, headers).await?,
+            };
             let seen = link.list_changes();
             let listed = link.list_tools().await?;
-            Ok::<_, Failure>((info, seen, listed))
+            Ok::<_, Failure>((link, seen, listed))
         };
-        let (info, seen, listed) = tokio::time::timeout(timeout, steps)
+        let (link, seen, listed) = tokio::time::timeout(timeout, steps)
             .await
             .map_err(|_| format!("the MCP server `{}` did not answer `initialize` and `tools/list` within {timeout:?}", self.name))?
             .map_err(|e| match e {
                 Failure::Gone(why) => why,
                 other => format!("the MCP server `{}` {other}", self.name),
             })?;
+        let info = link.info().to_string();
         let (tools, warnings) = specs(&listed);
         Ok(Connected {
             link,
@@ -188,10 +184,11 @@ impl Server {
             .await
             .map_err(|e| CallError::Crashed(format!("{why}; starting it again failed: {e}")))?;
         tracing::info!(target: "yohost::plugin", plugin = %self.name, server = %connected.info, "MCP server connected");
-        state.link = Some(Arc::clone(&connected.link));
+        let link = Arc::new(connected.link);
+        state.link = Some(Arc::clone(&link));
         state.tools = Arc::new(connected.tools);
         state.seen = connected.seen;
-        Ok((connected.link, Arc::clone(&state.tools)))
+        Ok((link, Arc::clone(&state.tools)))
     }
 }
 
@@ -256,8 +253,7 @@ impl PluginRun for McpRun {
                         self.server, args.tool
                     )));
                 }
-                let params = serde_json::json!({"name": args.tool, "arguments": args.args});
-                match self.link.request("tools/call", params).await {
+                match self.link.call_tool(&args.tool, args.args).await {
                     Ok(result) => tool_reply(&result)
                         .map(|reply| reply.to_json())
                         .map_err(|problem| bad_reply(&self.server, &problem)),
