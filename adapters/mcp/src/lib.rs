@@ -116,7 +116,10 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             }
             let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
             warnings.extend(sandbox.warnings().iter().cloned());
+            // Absolute, so a relative plugin directory is not joined to the
+            // server's working folder a second time when it starts.
             let cwd = candidate.base_dir().join(cwd.unwrap_or_default());
+            let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
             let path = sandbox
                 .env()
                 .iter()
@@ -151,7 +154,7 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             (Start::Http { url, headers }, None)
         }
     };
-    let remote = matches!(start, Start::Http { .. });
+    let unconnected = matches!(start, Start::Http { .. }) && candidate.dry_run;
     let server = Arc::new(Server {
         name: name.clone(),
         start,
@@ -160,9 +163,10 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         } else {
             DEFAULT_CONNECT_TIMEOUT
         },
+        unconnected,
         state: tokio::sync::Mutex::new(State::default()),
     });
-    if remote && candidate.dry_run {
+    if unconnected {
         warnings
             .push("a check opens no connection: its tools are listed when a run connects".into());
     } else {

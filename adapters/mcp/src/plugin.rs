@@ -52,6 +52,9 @@ pub(crate) struct Server {
     pub start: Start,
     /// Bounds starting it, its handshake and a listing of its tools.
     pub connect_timeout: Duration,
+    /// Loaded for a check, which opens no connection to a remote server:
+    /// its runs list no tools and connect to nothing.
+    pub unconnected: bool,
     pub state: tokio::sync::Mutex<State>,
 }
 
@@ -225,12 +228,31 @@ pub(crate) struct McpPlugin(pub Arc<Server>);
 #[async_trait::async_trait]
 impl Plugin for McpPlugin {
     async fn open_run(&self, _run: &RunInfo) -> Result<Arc<dyn PluginRun>, CallError> {
+        if self.0.unconnected {
+            return Ok(Arc::new(Unconnected(self.0.name.clone())));
+        }
         let (link, tools) = self.0.for_run().await?;
         Ok(Arc::new(McpRun {
             server: self.0.name.clone(),
             link,
             tools,
         }))
+    }
+}
+
+/// A run of a remote server loaded for a check: no tools, no connection.
+struct Unconnected(String);
+
+#[async_trait::async_trait]
+impl PluginRun for Unconnected {
+    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
+        match call {
+            HookCall::Tools(_) => Ok(HookReply::Tools(Vec::new()).to_json()),
+            _ => Err(CallError::Guest(format!(
+                "the MCP server `{}` was loaded for a check, which opens no connection",
+                self.0
+            ))),
+        }
     }
 }
 

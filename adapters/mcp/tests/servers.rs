@@ -629,6 +629,104 @@ async fn over_http_one_session_serves_every_run_with_the_protocol_header_and_is_
 }
 
 #[tokio::test]
+async fn a_relative_command_in_a_relative_plugin_directory_starts() {
+    // The plugin directory is named relative to the tests' working folder,
+    // and lies deeper than that name climbs (`..` stops at the root, which
+    // would hide a path joined twice).
+    let cwd = std::env::current_dir().unwrap();
+    let temp = plugin_dir();
+    let deep = temp.path().join("d/".repeat(cwd.components().count()));
+    let dir = deep.as_path();
+    hostile(dir, "relative", &[], "");
+    write(
+        dir,
+        "relative/mcp.json",
+        &json!({"mcpServers": {"relative": {"command": "./start.sh"}}}).to_string(),
+    );
+    write(
+        dir,
+        "relative/start.sh",
+        "#!/bin/sh\nexec node hostile.mjs\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let start = dir.join("relative/start.sh");
+    std::fs::set_permissions(&start, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The same directory, named from the working folder of the tests.
+    let common = cwd.ancestors().find(|a| dir.starts_with(a)).unwrap();
+    let up = cwd.strip_prefix(common).unwrap().components().count();
+    let relative = PathBuf::from("../".repeat(up)).join(dir.strip_prefix(common).unwrap());
+    assert!(relative.is_relative() && relative.join("relative/start.sh").is_file());
+    let host = host(&relative);
+    let report = host.report().await;
+    assert!(reported(&report, "relative").reason.is_none(), "{report:?}");
+    let results = run_with(
+        &host,
+        vec![call("say", json!({"text": "from here"})), text("done")],
+    )
+    .await;
+    assert_eq!(results[0], ("say".into(), "say: from here".into(), false));
+}
+
+#[tokio::test]
+async fn a_check_opens_no_connection_to_an_http_server() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dir = plugin_dir();
+    folder(
+        dir.path(),
+        "remote",
+        json!({"remote": {"url": format!("http://127.0.0.1:{port}/mcp")}}),
+        "[capabilities]\nnetwork = [\"127.0.0.1\"]\n",
+    );
+    let host = PluginHost::builder(dir.path())
+        .adapter(yohost_adapter_mcp::adapter())
+        .dry_run(true)
+        .open()
+        .expect("the directory opens");
+    let report = host.report().await;
+    let remote = reported(&report, "remote");
+    assert!(remote.reason.is_none(), "{remote:?}");
+    assert!(
+        remote
+            .warnings
+            .iter()
+            .any(|w| w.contains("opens no connection")),
+        "{remote:?}"
+    );
+    drop(host);
+    match listener.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        other => panic!("the check connected: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_host_list_on_a_process_is_said_to_need_the_proxy_in_a_check_and_a_run() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "listed", &[], "");
+    let manifest = dir.path().join("listed/plugin.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, format!("{text}network = [\"example.com\"]\n")).unwrap();
+    for dry_run in [true, false] {
+        let host = PluginHost::builder(dir.path())
+            .adapter(yohost_adapter_mcp::adapter())
+            .dry_run(dry_run)
+            .open()
+            .expect("the directory opens");
+        let report = host.report().await;
+        let listed = reported(&report, "listed");
+        assert!(
+            listed
+                .warnings
+                .iter()
+                .any(|w| w.contains("only through the host's proxy")),
+            "dry run {dry_run}: {listed:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_server_s_process_ends_with_its_host() {
     let dir = plugin_dir();
     hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");

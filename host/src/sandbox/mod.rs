@@ -219,6 +219,10 @@ impl ProcessSandbox {
         let mut warnings = Vec::new();
         let confinement = confinement(support(), capabilities.unconfined, &mut warnings)?;
         let mut proxy = None;
+        if let Network::Hosts(_) = &capabilities.network {
+            // Said in a check too, whose processes reach nothing at all.
+            warnings.push("its processes reach the listed hosts only through the host's proxy (in HTTPS_PROXY and the like), over https:// (CONNECT); a program that ignores proxy settings (Node's fetch before Node 24) reaches nothing".to_string());
+        }
         let (tcp, sockets) = match &capabilities.network {
             _ if dry_run => (TcpAccess::Ports(Vec::new()), SocketPolicy::None),
             Network::Granted(true) => (TcpAccess::Any, SocketPolicy::Internet),
@@ -228,10 +232,6 @@ impl ProcessSandbox {
                     proxy::Proxy::start(plugin, capabilities.network.clone()).map_err(|e| {
                         format!("cannot start the host's proxy for its network grant: {e}")
                     })?;
-                warnings.push(format!(
-                    "its processes reach the listed hosts only through the host's proxy ({}, in HTTPS_PROXY and the like), over https:// (CONNECT); a program that ignores proxy settings (Node's fetch before Node 24) reaches nothing",
-                    started.url()
-                ));
                 let port = started.port();
                 proxy = Some(std::sync::Arc::new(started));
                 (TcpAccess::Ports(vec![port]), SocketPolicy::TcpOnly)
