@@ -30,8 +30,10 @@ use yohost::adapter::logging::{DECISION_LOG_TARGET, HOOK_SPAN, PLUGIN_LOG_TARGET
 
 /// The host's log level unless `RUST_LOG` says otherwise. yoagent's own
 /// warning for each denied call is left out: the run's output shows it.
-/// So are the host's lines about loading plugins (see the module docs).
-const DEFAULT_FILTER: &str = "warn,yoagent::agent_loop=error,yohost::load=error";
+/// So are the host's lines about loading plugins (see the module docs), and
+/// the MCP SDK's own (the MCP adapter says what they mean: a refused or a
+/// gone server, naming it).
+const DEFAULT_FILTER: &str = "warn,yoagent::agent_loop=error,yohost::load=error,rmcp=off";
 
 /// Whether the host's log lines on standard error get colours.
 fn colours() -> bool {

@@ -104,7 +104,7 @@ impl Link {
         let (client, list_changes) = client();
         let service = on_client_runtime(client.serve(pipes))
             .await
-            .map_err(|e| init_failure(&e, process.gone()))?;
+            .map_err(|e| init_failure(server, &e, process.gone()))?;
         Link::new(server, service, list_changes, Some(process))
     }
 
@@ -135,7 +135,7 @@ impl Link {
                 .await
         })
         .await
-        .map_err(|e| init_failure(&e, None))?;
+        .map_err(|e| init_failure(server, &e, None))?;
         Link::new(server, service, list_changes, None)
     }
 
@@ -335,13 +335,39 @@ impl Drop for Link {
     }
 }
 
-fn init_failure(error: &ClientInitializeError, gone: Option<String>) -> Failure {
+/// Why a handshake failed, naming the server when it asks for
+/// authorization.
+fn init_failure(server: &str, error: &ClientInitializeError, gone: Option<String>) -> Failure {
     match (error, gone) {
         (_, Some(why)) => Failure::Gone(why),
         (ClientInitializeError::JsonRpcError(error), None) => Failure::Rpc {
             code: error.code.0.into(),
             message: error.message.to_string(),
         },
+        (ClientInitializeError::TransportError { error, .. }, None)
+            if asks_authorization(error.error.as_ref()) =>
+        {
+            Failure::Gone(format!(
+            "the MCP server `{server}` asks for authorization (HTTP 401, OAuth), which yohost's MCP client does not offer yet"
+        ))
+        }
         (other, None) => Failure::Protocol(format!("`initialize` failed: {other}")),
     }
+}
+
+/// Whether an error, or one it was caused by, is an HTTP server's demand
+/// for authorization (401, or 403 for a scope).
+fn asks_authorization(error: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(
+            StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_),
+        ) = error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return true;
+        }
+        next = error.source();
+    }
+    false
 }

@@ -727,6 +727,43 @@ async fn a_host_list_on_a_process_is_said_to_need_the_proxy_in_a_check_and_a_run
 }
 
 #[tokio::test]
+async fn a_server_that_demands_authorization_is_refused_saying_so() {
+    use std::io::BufRead;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let script = format!(
+        "require('http').createServer((q, r) => {{ r.writeHead(401, {{'www-authenticate': 'Bearer'}}); r.end(); }}).listen({port}, '127.0.0.1', () => console.error('listening'));"
+    );
+    let mut child = std::process::Command::new("node")
+        .args(["-e", &script])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("node starts the server");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    assert!(lines.any(|l| l.is_ok_and(|l| l.contains("listening"))));
+    let _server = HttpServer(child, port);
+    let dir = plugin_dir();
+    folder(
+        dir.path(),
+        "locked",
+        json!({"locked": {"url": format!("http://127.0.0.1:{port}/mcp")}}),
+        "[capabilities]\nnetwork = [\"127.0.0.1\"]\n",
+    );
+    let host = host(dir.path());
+    let report = host.report().await;
+    let locked = reported(&report, "locked");
+    assert_eq!(locked.status, yohost::Status::Refused, "{locked:?}");
+    let reason = locked.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("`locked` asks for authorization (HTTP 401"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
 async fn a_server_s_process_ends_with_its_host() {
     let dir = plugin_dir();
     hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");
