@@ -1,10 +1,14 @@
 //! One MCP tool call through yohost (the agent's tool, the policy chain's
 //! session, the deadline, the argument check, the adapter's client, the
-//! sandboxed server), beside the same call with yoagent's MCP client alone
-//! on an unsandboxed process of the same server. The server is
-//! `tests/fixture/hostile.mjs`, whose `say` tool answers at once.
+//! sandboxed server), beside the same call with `rmcp`'s client alone (the
+//! SDK the adapter's client is built on) on an unsandboxed process of the
+//! same server. The server is `tests/fixture/hostile.mjs`, whose `say`
+//! tool answers at once.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use rmcp::ServiceExt;
 use serde_json::json;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
@@ -43,12 +47,15 @@ fn call(c: &mut Criterion) {
         .expect("the server's `say` tool")
         .clone();
     let client = rt
-        .block_on(yoagent::mcp::McpClient::connect_stdio(
-            "node",
-            &[fixture.to_str().unwrap()],
-            None,
-        ))
+        .block_on(async {
+            let mut node = tokio::process::Command::new("node");
+            node.arg(&fixture);
+            ().serve(TokioChildProcess::new(node)?)
+                .await
+                .map_err(std::io::Error::other)
+        })
         .expect("the client connects");
+    let arguments = json!({"text": "hi"}).as_object().cloned();
 
     let mut group = c.benchmark_group("mcp call");
     group.bench_function("through yohost", |b| {
@@ -57,9 +64,11 @@ fn call(c: &mut Criterion) {
                 .expect("the call answers")
         })
     });
-    group.bench_function("client alone (yoagent::mcp)", |b| {
+    group.bench_function("client alone (rmcp)", |b| {
         b.iter(|| {
-            rt.block_on(client.call_tool("say", json!({"text": "hi"})))
+            let mut params = CallToolRequestParams::new("say");
+            params.arguments = arguments.clone();
+            rt.block_on(client.call_tool(params))
                 .expect("the call answers")
         })
     });

@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tracing::instrument::WithSubscriber;
 use yohost::adapter::limits::MAX_REPLY_BYTES;
-use yohost::adapter::sandbox::ProcessSandbox;
 
 /// The protocol version yohost asks for: the newest with an `initialize`
 /// handshake.
@@ -90,17 +89,12 @@ pub(crate) struct Link {
 }
 
 impl Link {
-    /// Start `command` in `sandbox` (also allowed to read `extra`) and
-    /// shake hands with it.
+    /// Shake hands with a server process started by [`stdio::start`].
     pub(crate) async fn stdio(
         server: &str,
-        sandbox: &ProcessSandbox,
-        command: std::process::Command,
-        extra: &[std::path::PathBuf],
+        process: Process,
+        pipes: stdio::Pipes,
     ) -> Result<Link, Failure> {
-        let program = std::path::PathBuf::from(command.get_program());
-        let (process, pipes) = stdio::start(server, sandbox, command, extra)
-            .map_err(|e| Failure::Gone(format!("cannot start {}: {e}", program.display())))?;
         let (client, list_changes) = client();
         let service = on_client_runtime(client.serve(pipes))
             .await

@@ -12,6 +12,7 @@
 
 use crate::convert::{tool_reply, tool_spec};
 use crate::link::{Failure, Link};
+use crate::stdio::{self, with_stderr, Tail};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -71,6 +72,13 @@ pub(crate) struct State {
     pub restarts: u32,
 }
 
+/// A connection being opened: a started process, or a remote server's
+/// address.
+enum Opening<'a> {
+    Process(stdio::Process, stdio::Pipes),
+    Http(&'a str, &'a [(String, String)]),
+}
+
 /// What connecting gave.
 pub(crate) struct Connected {
     pub link: Link,
@@ -85,24 +93,34 @@ impl Server {
     /// tools, within the connect timeout.
     pub(crate) async fn connect(&self) -> Result<Connected, String> {
         let timeout = self.connect_timeout;
+        // A process is started first, so the last of its stderr can say
+        // why it did not answer in time.
+        let mut tail = None;
+        let opening = match &self.start {
+            Start::Stdio {
+                sandbox,
+                program,
+                args,
+                env,
+                cwd,
+                extra,
+            } => {
+                let mut command = sandbox.command(program);
+                command
+                    .args(args)
+                    .envs(env.iter().cloned())
+                    .current_dir(cwd);
+                let started = stdio::start(&self.name, sandbox, command, extra)
+                    .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+                tail = Some(started.0.tail());
+                Opening::Process(started.0, started.1)
+            }
+            Start::Http { url, headers } => Opening::Http(url, headers),
+        };
         let steps = async {
-            let link = match &self.start {
-                Start::Stdio {
-                    sandbox,
-                    program,
-                    args,
-                    env,
-                    cwd,
-                    extra,
-                } => {
-                    let mut command = sandbox.command(program);
-                    command
-                        .args(args)
-                        .envs(env.iter().cloned())
-                        .current_dir(cwd);
-                    Link::stdio(&self.name, sandbox, command, extra).await?
-                }
-                Start::Http { url, headers } => Link::http(&self.name, url, headers).await?,
+            let link = match opening {
+                Opening::Process(process, pipes) => Link::stdio(&self.name, process, pipes).await?,
+                Opening::Http(url, headers) => Link::http(&self.name, url, headers).await?,
             };
             let seen = link.list_changes();
             let listed = link.list_tools().await?;
@@ -110,7 +128,10 @@ impl Server {
         };
         let (link, seen, listed) = tokio::time::timeout(timeout, steps)
             .await
-            .map_err(|_| format!("the MCP server `{}` did not answer `initialize` and `tools/list` within {timeout:?}", self.name))?
+            .map_err(|_| {
+                let late = format!("the MCP server `{}` did not answer `initialize` and `tools/list` within {timeout:?}", self.name);
+                with_stderr(late, &tail.as_ref().map(Tail::text).unwrap_or_default())
+            })?
             .map_err(|e| match e {
                 Failure::Gone(why) => why,
                 other => format!("the MCP server `{}` {other}", self.name),

@@ -118,6 +118,26 @@ impl Process {
     pub(crate) fn gone(&self) -> Option<String> {
         lock(&self.shared.gone).clone()
     }
+
+    /// The last of the server's stderr, read while it runs.
+    pub(crate) fn tail(&self) -> Tail {
+        Tail(Arc::clone(&self.shared))
+    }
+}
+
+/// The last of a server's stderr (at most [`STDERR_TAIL_BYTES`]), which
+/// outlives its [`Process`].
+pub(crate) struct Tail(Arc<Shared>);
+
+impl Tail {
+    /// The lines kept, joined by ` | `; empty when it wrote nothing.
+    pub(crate) fn text(&self) -> String {
+        lock(&self.0.tail)
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
 }
 
 impl Drop for Process {
@@ -182,12 +202,10 @@ impl Shared {
             let mut gone = lock(&self.gone);
             gone.get_or_insert_with(|| {
                 let tail: Vec<String> = lock(&self.tail).iter().cloned().collect();
-                let mut why = format!("the MCP server `{}` {how}", self.server);
-                if !tail.is_empty() {
-                    why.push_str("; the last of its stderr: ");
-                    why.push_str(&tail.join(" | "));
-                }
-                why
+                with_stderr(
+                    format!("the MCP server `{}` {how}", self.server),
+                    &tail.join(" | "),
+                )
             })
             .clone()
         };
@@ -278,6 +296,15 @@ impl Shared {
             ),
         });
     }
+}
+
+/// `message`, followed by the last of a server's stderr when it wrote any.
+pub(crate) fn with_stderr(mut message: String, tail: &str) -> String {
+    if !tail.is_empty() {
+        message.push_str("; the last of its stderr: ");
+        message.push_str(tail);
+    }
+    message
 }
 
 fn thread(name: &str, body: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
