@@ -769,6 +769,33 @@ async fn a_server_that_demands_authorization_is_refused_saying_so() {
 }
 
 #[tokio::test]
+async fn a_server_reads_the_system_files_common_servers_need_and_no_secret_one() {
+    let dir = plugin_dir();
+    hostile(dir.path(), "reader", &[], "");
+    let host = host(dir.path());
+    let files = [
+        "/etc/mime.types",
+        "/etc/localtime",
+        "/etc/passwd",
+        "/etc/shadow",
+    ];
+    let calls = files
+        .iter()
+        .map(|path| call("read", json!({ "path": path })))
+        .chain([text("done")])
+        .collect();
+    let results = run_with(&host, calls).await;
+    for (path, (_, answer, _)) in files.iter().zip(&results) {
+        let secret = path.ends_with("passwd") || path.ends_with("shadow");
+        if secret {
+            assert_eq!(answer, "cannot read: EACCES", "{path}");
+        } else if std::path::Path::new(path).exists() {
+            assert!(answer.starts_with("read "), "{path}: {answer}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_server_s_process_ends_with_its_host() {
     let dir = plugin_dir();
     hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");

@@ -38,14 +38,17 @@ const RUNTIME_DIRS: &[&str] = &[
     "/nix/store",
 ];
 
-/// Files and folders of `/etc` a program needs to start and to resolve
-/// names and certificates; none holds a secret. The rest of `/etc`
-/// (`passwd`, `shadow`, the host's configuration) stays closed.
+/// Files and folders of `/etc` a program needs to start, to resolve names
+/// and certificates, and to tell the time zone and a file's media type
+/// (which common MCP servers read at start); none holds a secret. The rest
+/// of `/etc` (`passwd`, `shadow`, the host's configuration) stays closed.
 const SYSTEM_FILES: &[&str] = &[
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
     "/etc/localtime",
+    "/etc/timezone",
+    "/etc/mime.types",
     "/etc/ssl",
     "/etc/ca-certificates",
     "/etc/pki",
