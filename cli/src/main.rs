@@ -1,6 +1,7 @@
 //! The `yohost` command: check a plugin directory, or run an agent with it.
 
 mod add;
+mod authorize;
 mod bench;
 mod builtins;
 mod check;
@@ -19,10 +20,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use yohost::adapter::{Adapter, Adapters};
 use yohost::PluginHost;
+use yohost_adapter_mcp::McpAdapter;
 
 /// Every adapter crate of this repository: pi extensions and DSH tool
 /// plugins (each on the embedded engine and on Node), rutis-agent tool
-/// libraries and MCP servers.
+/// libraries and MCP servers (a server that asks for OAuth is authorized
+/// through the terminal: [`authorize::TerminalAuthorizer`]).
 fn foreign_adapters() -> [Arc<dyn Adapter>; 6] {
     [
         yohost_adapter_pi::adapter(),
@@ -30,7 +33,9 @@ fn foreign_adapters() -> [Arc<dyn Adapter>; 6] {
         yohost_adapter_dsh::adapter(),
         yohost_adapter_dsh::node_adapter(),
         yohost_adapter_rutis_agent::adapter(),
-        yohost_adapter_mcp::adapter(),
+        Arc::new(McpAdapter::with_authorizer(Arc::new(
+            authorize::TerminalAuthorizer,
+        ))),
     ]
 }
 

@@ -8,6 +8,9 @@ set -euo pipefail
 url="${!#}"
 here="$(cd "$(dirname "$0")" && pwd)"
 yohost="$(realpath "${YOHOST:-$here/../../target/debug/yohost}")"
+# A server that asks for OAuth is authorized through $BROWSER, which
+# follows the suite's authorization server back to yohost.
+export BROWSER="node $here/browser.mjs"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/plugins/conformance"

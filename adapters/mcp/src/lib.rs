@@ -27,10 +27,12 @@ mod config;
 mod convert;
 mod discover;
 mod link;
+mod oauth;
 mod plugin;
 mod stdio;
 
 use config::Transport;
+pub use oauth::Authorizer;
 use plugin::{McpPlugin, Server, Start, State};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,12 +54,26 @@ pub const ENGINE: EngineKind = EngineKind::new("mcp");
 pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Loads MCP servers: the (mcp, mcp) entry of yohost's adapter table.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct McpAdapter;
+/// Without an [`Authorizer`], a remote server that asks for authorization
+/// is refused, saying so.
+#[derive(Default, Clone)]
+pub struct McpAdapter {
+    authorizer: Option<Arc<dyn Authorizer>>,
+}
+
+impl McpAdapter {
+    /// The adapter, showing `authorizer` where to authorize each remote
+    /// server that asks for OAuth ([`Authorizer`]).
+    pub fn with_authorizer(authorizer: Arc<dyn Authorizer>) -> McpAdapter {
+        McpAdapter {
+            authorizer: Some(authorizer),
+        }
+    }
+}
 
 /// The adapter, ready for `PluginHost::builder(dir).adapter(..)`.
 pub fn adapter() -> Arc<dyn Adapter> {
-    Arc::new(McpAdapter)
+    Arc::new(McpAdapter::default())
 }
 
 impl Adapter for McpAdapter {
@@ -79,11 +95,15 @@ impl Adapter for McpAdapter {
     /// opens no connection to a remote one) and list its tools, or refuse
     /// it with the reason.
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        load(candidate, grants)
+        load(candidate, grants, self.authorizer.clone())
     }
 }
 
-fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
+fn load(
+    candidate: &Candidate,
+    grants: Grants,
+    authorizer: Option<Arc<dyn Authorizer>>,
+) -> Result<Loaded, LoadError> {
     let name = &candidate.name;
     let file = candidate.entry.display();
     let refused = |message: String| LoadError::Refused {
@@ -164,6 +184,7 @@ fn load(candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
             DEFAULT_CONNECT_TIMEOUT
         },
         unconnected,
+        authorizer,
         state: tokio::sync::Mutex::new(State::default()),
     });
     if unconnected {

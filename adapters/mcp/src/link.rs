@@ -3,6 +3,7 @@
 //! to what a server asks of its client. The results are read as JSON by
 //! [`crate::convert`].
 
+use crate::oauth::{self, Authorizer};
 use crate::stdio::{self, Process};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest,
@@ -11,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::{
     ClientInitializeError, NotificationContext, RoleClient, RunningService, ServiceError,
 };
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
@@ -103,11 +105,13 @@ impl Link {
     }
 
     /// Open a streamable HTTP connection to `url` with `headers` and shake
-    /// hands.
+    /// hands; a server that asks for authorization is authorized through
+    /// `authorizer` first, or refused without one.
     pub(crate) async fn http(
         server: &str,
         url: &str,
         headers: &[(String, String)],
+        authorizer: Option<Arc<dyn Authorizer>>,
     ) -> Result<Link, Failure> {
         let mut custom = std::collections::HashMap::new();
         for (name, value) in headers {
@@ -120,17 +124,37 @@ impl Link {
             );
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-        let (client, list_changes) = client();
-        // The transport's worker starts where it is made: on the client's
-        // runtime, with the connection.
-        let service = on_client_runtime(async move {
-            client
-                .serve(StreamableHttpClientTransport::from_config(config))
-                .await
+        let (server, url) = (server.to_string(), url.to_string());
+        // The transport's worker, and the OAuth client's connections, start
+        // where they are made: on the client's runtime, with the connection.
+        on_client_runtime(async move {
+            let (client, list_changes) = client();
+            let first = client
+                .serve(StreamableHttpClientTransport::from_config(config.clone()))
+                .await;
+            let service = match first {
+                Ok(service) => service,
+                Err(error) => {
+                    let (Some(challenge), Some(authorizer)) = (challenge(&error), authorizer)
+                    else {
+                        return Err(init_failure(&server, &error, None));
+                    };
+                    let manager =
+                        oauth::authorize(&server, &url, &challenge, authorizer.as_ref()).await?;
+                    let authorized = AuthClient::new(reqwest::Client::default(), manager);
+                    let (client, list_changes) = self::client();
+                    let service = client
+                        .serve(StreamableHttpClientTransport::with_client(
+                            authorized, config,
+                        ))
+                        .await
+                        .map_err(|e| init_failure(&server, &e, None))?;
+                    return Link::new(&server, service, list_changes, None);
+                }
+            };
+            Link::new(&server, service, list_changes, None)
         })
         .await
-        .map_err(|e| init_failure(server, &e, None))?;
-        Link::new(server, service, list_changes, None)
     }
 
     fn new(
@@ -338,30 +362,34 @@ fn init_failure(server: &str, error: &ClientInitializeError, gone: Option<String
             code: error.code.0.into(),
             message: error.message.to_string(),
         },
-        (ClientInitializeError::TransportError { error, .. }, None)
-            if asks_authorization(error.error.as_ref()) =>
-        {
+        (error, None) if challenge(error).is_some() => {
             Failure::Gone(format!(
-            "the MCP server `{server}` asks for authorization (HTTP 401, OAuth), which yohost's MCP client does not offer yet"
+            "the MCP server `{server}` asks for authorization (HTTP 401, OAuth), and no one is there to authorize it: register an authorizer (`McpAdapter::with_authorizer`), as the `yohost` command does"
         ))
         }
         (other, None) => Failure::Protocol(format!("`initialize` failed: {other}")),
     }
 }
 
-/// Whether an error, or one it was caused by, is an HTTP server's demand
-/// for authorization (401, or 403 for a scope).
-fn asks_authorization(error: &(dyn std::error::Error + 'static)) -> bool {
+/// The `WWW-Authenticate` challenge of an HTTP server's demand for
+/// authorization (401, or 403 for a scope), if that is why the handshake
+/// failed.
+fn challenge(error: &ClientInitializeError) -> Option<String> {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
-    let mut next = Some(error);
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return None;
+    };
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
     while let Some(error) = next {
-        if let Some(
-            StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_),
-        ) = error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-        {
-            return true;
+        match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::AuthRequired(e)) => {
+                return Some(e.www_authenticate_header.clone())
+            }
+            Some(StreamableHttpError::InsufficientScope(e)) => {
+                return Some(e.www_authenticate_header.clone())
+            }
+            _ => next = error.source(),
         }
-        next = error.source();
     }
-    false
+    None
 }

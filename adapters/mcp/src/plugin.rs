@@ -12,6 +12,7 @@
 
 use crate::convert::{tool_reply, tool_spec};
 use crate::link::{Failure, Link};
+use crate::oauth::Authorizer;
 use crate::stdio::{self, with_stderr, Tail};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -56,6 +57,8 @@ pub(crate) struct Server {
     /// Loaded for a check, which opens no connection to a remote server:
     /// its runs list no tools and connect to nothing.
     pub unconnected: bool,
+    /// Shows a person where to authorize a remote server that asks.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
     pub state: tokio::sync::Mutex<State>,
 }
 
@@ -120,7 +123,9 @@ impl Server {
         let steps = async {
             let link = match opening {
                 Opening::Process(process, pipes) => Link::stdio(&self.name, process, pipes).await?,
-                Opening::Http(url, headers) => Link::http(&self.name, url, headers).await?,
+                Opening::Http(url, headers) => {
+                    Link::http(&self.name, url, headers, self.authorizer.clone()).await?
+                }
             };
             let seen = link.list_changes();
             let listed = link.list_tools().await?;
