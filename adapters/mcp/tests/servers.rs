@@ -796,6 +796,56 @@ async fn a_server_reads_the_system_files_common_servers_need_and_no_secret_one()
 }
 
 #[tokio::test]
+async fn other_clients_files_run_their_servers_through_a_run() {
+    std::env::set_var("YOHOST_MCP_TEST_GREETING", "from the environment");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture/hostile.mjs");
+    let dir = plugin_dir();
+    // VS Code's folder: its own key, a comment, `${env:VAR}`, `inputs`.
+    write(
+        dir.path(),
+        ".vscode/mcp.json",
+        "{\n  // the servers of this project\n  \"inputs\": [],\n  \"servers\": {\"code\": {\"type\": \"stdio\", \"command\": \"node\", \"args\": [\"hostile.mjs\"], \"env\": {\"GREETING\": \"${env:YOHOST_MCP_TEST_GREETING}\"}}}\n}",
+    );
+    write(
+        dir.path(),
+        ".vscode/plugin.toml",
+        "[capabilities]\nexec = true\nenv = [\"YOHOST_MCP_TEST_GREETING\"]\n",
+    );
+    // Zed's list, its command an object; a disabled server beside it.
+    write(
+        dir.path(),
+        "zed/mcp.json",
+        &json!({"context_servers": {
+            "zed": {"source": "custom", "command": {"path": "node", "args": ["hostile.mjs"]}},
+            "off": {"command": "node", "disabled": true},
+        }})
+        .to_string(),
+    );
+    write(
+        dir.path(),
+        "zed/plugin.toml",
+        "[capabilities]\nexec = true\n",
+    );
+    for folder in [".vscode", "zed"] {
+        std::fs::copy(&script, dir.path().join(folder).join("hostile.mjs")).unwrap();
+    }
+    let host = host(dir.path());
+    let report = host.report().await;
+    let names: Vec<&str> = report.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["code", "zed"], "{report:?}");
+    assert!(report.iter().all(|p| p.reason.is_none()), "{report:?}");
+    let results = run_with(
+        &host,
+        vec![call("env", json!({"name": "GREETING"})), text("done")],
+    )
+    .await;
+    assert_eq!(
+        results[0],
+        ("env".into(), "GREETING=from the environment".into(), false)
+    );
+}
+
+#[tokio::test]
 async fn a_server_s_process_ends_with_its_host() {
     let dir = plugin_dir();
     hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");
