@@ -175,6 +175,11 @@ fn load(
         }
     };
     let unconnected = matches!(start, Start::Http { .. }) && candidate.dry_run;
+    let roots = grants
+        .iter()
+        .filter_map(|grant| url::Url::from_directory_path(grant.real()).ok())
+        .map(String::from)
+        .collect();
     let server = Arc::new(Server {
         name: name.clone(),
         start,
@@ -185,6 +190,7 @@ fn load(
         },
         unconnected,
         authorizer,
+        roots,
         state: tokio::sync::Mutex::new(State::default()),
     });
     if unconnected {

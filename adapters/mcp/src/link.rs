@@ -59,21 +59,36 @@ impl std::fmt::Display for Failure {
 /// its answers to what a server asks and tells it.
 struct Client {
     list_changes: Arc<AtomicU64>,
+    /// The plugin's granted folders, as `file://` URIs.
+    roots: Vec<String>,
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
+        // Roots are offered (deprecated by SEP-2577, in the specification's
+        // next version; the versions yohost speaks have them).
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.roots = Some(Default::default());
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("yohost", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(PROTOCOL_VERSION)
     }
 
-    // rmcp's answers to what a server asks suit a headless host: sampling
-    // is "method not found" (no model to lend), elicitation is declined
-    // (no user to ask), roots are an empty list (no folders to offer), and
-    // `ping` is answered.
+    // rmcp's answers to the rest of what a server asks suit a headless
+    // host: sampling is "method not found" (no model to lend), elicitation
+    // is declined (no user to ask), and `ping` is answered.
+
+    /// The plugin's granted folders: what the server may work in.
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots = self.roots.iter().map(rmcp::model::Root::new).collect();
+        Ok(rmcp::model::ListRootsResult::new(roots))
+    }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changes.fetch_add(1, Ordering::SeqCst);
@@ -96,8 +111,9 @@ impl Link {
         server: &str,
         process: Process,
         pipes: stdio::Pipes,
+        roots: &[String],
     ) -> Result<Link, Failure> {
-        let (client, list_changes) = client();
+        let (client, list_changes) = client(roots);
         let service = on_client_runtime(client.serve(pipes))
             .await
             .map_err(|e| init_failure(server, &e, process.gone()))?;
@@ -112,6 +128,7 @@ impl Link {
         url: &str,
         headers: &[(String, String)],
         authorizer: Option<Arc<dyn Authorizer>>,
+        roots: &[String],
     ) -> Result<Link, Failure> {
         let mut custom = std::collections::HashMap::new();
         for (name, value) in headers {
@@ -124,11 +141,11 @@ impl Link {
             );
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-        let (server, url) = (server.to_string(), url.to_string());
+        let (server, url, roots) = (server.to_string(), url.to_string(), roots.to_vec());
         // The transport's worker, and the OAuth client's connections, start
         // where they are made: on the client's runtime, with the connection.
         on_client_runtime(async move {
-            let (client, list_changes) = client();
+            let (client, list_changes) = client(&roots);
             let first = client
                 .serve(StreamableHttpClientTransport::from_config(config.clone()))
                 .await;
@@ -142,7 +159,7 @@ impl Link {
                     let manager =
                         oauth::authorize(&server, &url, &challenge, authorizer.as_ref()).await?;
                     let authorized = AuthClient::new(reqwest::Client::default(), manager);
-                    let (client, list_changes) = self::client();
+                    let (client, list_changes) = self::client(&roots);
                     let service = client
                         .serve(StreamableHttpClientTransport::with_client(
                             authorized, config,
@@ -323,11 +340,13 @@ fn client_runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// A client handler, and the count of the server's tool list changes it keeps.
-fn client() -> (Client, Arc<AtomicU64>) {
+/// A client handler offering `roots`, and the count of the server's tool
+/// list changes it keeps.
+fn client(roots: &[String]) -> (Client, Arc<AtomicU64>) {
     let list_changes = Arc::new(AtomicU64::new(0));
     let client = Client {
         list_changes: Arc::clone(&list_changes),
+        roots: roots.to_vec(),
     };
     (client, list_changes)
 }

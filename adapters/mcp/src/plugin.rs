@@ -59,6 +59,9 @@ pub(crate) struct Server {
     pub unconnected: bool,
     /// Shows a person where to authorize a remote server that asks.
     pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// The plugin's granted folders as `file://` URIs, the roots a server
+    /// is offered.
+    pub roots: Vec<String>,
     pub state: tokio::sync::Mutex<State>,
 }
 
@@ -122,9 +125,18 @@ impl Server {
         };
         let steps = async {
             let link = match opening {
-                Opening::Process(process, pipes) => Link::stdio(&self.name, process, pipes).await?,
+                Opening::Process(process, pipes) => {
+                    Link::stdio(&self.name, process, pipes, &self.roots).await?
+                }
                 Opening::Http(url, headers) => {
-                    Link::http(&self.name, url, headers, self.authorizer.clone()).await?
+                    Link::http(
+                        &self.name,
+                        url,
+                        headers,
+                        self.authorizer.clone(),
+                        &self.roots,
+                    )
+                    .await?
                 }
             };
             let seen = link.list_changes();

@@ -196,7 +196,7 @@ async fn an_image_result_reaches_the_model_as_an_image() {
 }
 
 #[tokio::test]
-async fn the_filesystem_server_reads_inside_its_grant_and_the_kernel_denies_outside() {
+async fn the_filesystem_server_reads_inside_its_grant_and_is_denied_outside() {
     let dir = plugin_dir();
     let inside = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
@@ -248,9 +248,13 @@ async fn the_filesystem_server_reads_inside_its_grant_and_the_kernel_denies_outs
         !outside_text.contains("outside the grant"),
         "{outside_text}"
     );
+    // The server's roots are the plugin's granted folders, so it refuses
+    // the path itself; were it to try, the kernel would deny it.
     assert!(
-        outside_text.contains("EACCES") || outside_text.contains("permission denied"),
-        "the kernel denied it: {outside_text}"
+        outside_text.contains("outside allowed directories")
+            || outside_text.contains("EACCES")
+            || outside_text.contains("permission denied"),
+        "the server or the kernel denied it: {outside_text}"
     );
     assert!(
         results[2].2 && results[2].1.contains("policy:"),
@@ -843,6 +847,28 @@ async fn other_clients_files_run_their_servers_through_a_run() {
         results[0],
         ("env".into(), "GREETING=from the environment".into(), false)
     );
+}
+
+#[tokio::test]
+async fn a_server_that_asks_for_roots_is_given_the_plugin_s_granted_folders() {
+    let dir = plugin_dir();
+    let data = tempfile::tempdir().unwrap();
+    let data_path = data.path().canonicalize().unwrap();
+    hostile(dir.path(), "rooted", &[], "");
+    write(
+        dir.path(),
+        "rooted/plugin.toml",
+        &format!(
+            "[capabilities]\nexec = true\nread = [{:?}]\n",
+            data_path.display().to_string()
+        ),
+    );
+    let host = host(dir.path());
+    let results = run_with(&host, vec![call("roots", json!({})), text("done")]).await;
+    let (_, roots, is_error) = &results[0];
+    assert!(!is_error, "{roots}");
+    let expected = url::Url::from_directory_path(&data_path).unwrap();
+    assert_eq!(roots, expected.as_str());
 }
 
 #[tokio::test]
