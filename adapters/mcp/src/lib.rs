@@ -116,6 +116,8 @@ fn load(
     })?;
     let mut warnings = config.warnings;
     let capabilities = &candidate.manifest.capabilities;
+    // What to do instead of a launcher that fetches the server as it starts.
+    let mut hint = None;
     let (start, processes) = match config.transport {
         Transport::Stdio {
             command,
@@ -151,6 +153,8 @@ fn load(
             })?;
             let extra = program.canonicalize().into_iter().collect();
             let processes = Some(sandbox.confinement());
+            hint = launcher_hint(&command, &args);
+            warnings.extend(hint.clone());
             let start = Start::Stdio {
                 sandbox: Box::new(sandbox),
                 program,
@@ -199,7 +203,10 @@ fn load(
     } else {
         let connected = block_on(server.connect()).map_err(|message| LoadError::Invalid {
             path: candidate.entry.clone(),
-            message,
+            message: match &hint {
+                Some(hint) => format!("{message}; {hint}"),
+                None => message,
+            },
         })?;
         warnings.extend(connected.warnings);
         tracing::debug!(target: "yohost::plugin", plugin = %name, server = %connected.info, "MCP server connected");
@@ -238,6 +245,25 @@ fn block_on<T: Send>(future: impl std::future::Future<Output = T> + Send) -> T {
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
+}
+
+/// What to do instead of starting a server with a launcher that fetches
+/// it first (`npx`, `uvx`, `pipx run`, `bunx`): in a sandbox that lets it
+/// reach no registry and write no cache, and in a check, which opens no
+/// connection, it cannot start.
+fn launcher_hint(command: &str, args: &[String]) -> Option<String> {
+    let program = Path::new(command).file_name()?.to_str()?;
+    let package = args
+        .iter()
+        .skip_while(|a| program == "pipx" && *a == "run")
+        .find(|a| !a.starts_with('-'))
+        .map_or("the server", String::as_str);
+    let instead = match program {
+        "npx" | "bunx" => format!("install it into the plugin's folder (`npm install --prefix FOLDER {package}`) and start it with `node`, its `bin` under `node_modules/`"),
+        "uvx" | "pipx" => format!("install it into a virtualenv in the plugin's folder (`python3 -m venv FOLDER/venv && FOLDER/venv/bin/pip install {package}`) and start the program it installs there"),
+        _ => return None,
+    };
+    Some(format!("`{program}` fetches {package} as it starts, which needs a registry and a cache the sandbox does not give: {instead}"))
 }
 
 /// The program `command` names: a path (relative to `cwd`), or a name

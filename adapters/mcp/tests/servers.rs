@@ -437,6 +437,27 @@ async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
     );
     hostile(dir.path(), "mute", &["mute"], "[timeouts]\nload = 1000\n");
     hostile(dir.path(), "fine", &[], "");
+    // `npx` as a README writes it: a stand-in that never answers, found
+    // first on the PATH the server gets.
+    hostile(
+        dir.path(),
+        "launched",
+        &["mute"],
+        "[timeouts]\nload = 1000\n",
+    );
+    write(
+        dir.path(),
+        "launched/mcp.json",
+        &json!({"mcpServers": {"launched": {"command": "./npx", "args": ["-y", "@example/server"]}}}).to_string(),
+    );
+    write(
+        dir.path(),
+        "launched/npx",
+        "#!/bin/sh\nexec node hostile.mjs mute\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let npx = dir.path().join("launched/npx");
+    std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).unwrap();
     let host = host(dir.path());
     let report = host.report().await;
     let reason = |name: &str| {
@@ -470,6 +491,12 @@ async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
             && reason("mute").contains("the last of its stderr: mute: waiting for a registry"),
         "a server too late to answer is refused quoting its stderr: {}",
         reason("mute")
+    );
+    assert!(
+        reason("launched").contains("`npx` fetches @example/server as it starts")
+            && reason("launched").contains("npm install --prefix FOLDER @example/server"),
+        "a launcher's refusal says what to do instead: {}",
+        reason("launched")
     );
     assert!(reported(&report, "fine").reason.is_none());
     let results = run_with(
