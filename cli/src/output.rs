@@ -287,23 +287,28 @@ impl Visit for Fields {
     }
 }
 
-/// A plugin log line, as printed. A line with no run id was written while
-/// the plugin loaded, outside any run: it says `load` where a run's line
+/// A plugin log line, as printed. A line with no run id was written outside
+/// any run: it says the `phase` it names (`server` for what a plugin's
+/// long-lived process writes on its own), else `load`, where a run's line
 /// names its run.
 fn log_line(f: &Fields, json: bool) -> String {
     let run_id = f.get("run_id");
+    let phase = match f.get("phase") {
+        "" => "load",
+        phase => phase,
+    };
     if json {
         let mut line = serde_json::json!({
             "plugin": f.get("plugin"), "level": f.get("level"), "message": f.get("message"),
         });
         match run_id {
-            "" => line["phase"] = "load".into(),
+            "" => line["phase"] = phase.into(),
             run_id => line["run_id"] = run_id.into(),
         }
         serde_json::json!({ "log": line }).to_string()
     } else {
         let when = match run_id {
-            "" => "load".to_string(),
+            "" => escaped(phase).into_owned(),
             run_id => format!("run {}", short(run_id)),
         };
         format!(
@@ -419,6 +424,36 @@ pub(crate) fn clip(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_outside_any_run_says_its_phase_or_load() {
+        let fields = |pairs: &[(&'static str, &str)]| {
+            Fields(pairs.iter().map(|(k, v)| (*k, v.to_string())).collect())
+        };
+        let server = fields(&[
+            ("plugin", "time"),
+            ("level", "DEBUG"),
+            ("phase", "server"),
+            ("message", "stderr: hi"),
+        ]);
+        assert_eq!(log_line(&server, false), "  [time DEBUG server] stderr: hi");
+        let json: serde_json::Value = serde_json::from_str(&log_line(&server, true)).unwrap();
+        assert_eq!(json["log"]["phase"], "server");
+        let loading = fields(&[("plugin", "p"), ("level", "INFO"), ("message", "ready")]);
+        assert_eq!(log_line(&loading, false), "  [p INFO load] ready");
+        let run = fields(&[
+            ("plugin", "p"),
+            ("level", "INFO"),
+            ("phase", "server"),
+            ("run_id", "0123456789abcdef"),
+            ("message", "m"),
+        ]);
+        assert!(
+            log_line(&run, false).contains("run 01234567"),
+            "{}",
+            log_line(&run, false)
+        );
+    }
 
     #[test]
     fn held_lines_are_bounded_and_the_drop_counted() {

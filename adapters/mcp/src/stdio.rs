@@ -212,7 +212,7 @@ impl Shared {
         if !self.ended.is_cancelled() {
             // Called from the client's task too, which logs elsewhere.
             tracing::dispatcher::with_default(&self.dispatch, || {
-                tracing::debug!(target: "yohost::plugin", plugin = %self.server, "{why}");
+                tracing::debug!(target: "yohost::plugin", plugin = %self.server, phase = "server", "{why}");
             });
         }
         self.ended.cancel();
@@ -266,7 +266,7 @@ impl Shared {
         }
         let parsed = serde_json::from_slice(line);
         if parsed.is_err() {
-            tracing::warn!(target: "yohost::plugin", plugin = %self.server, "the MCP server wrote a line that is not JSON-RPC on its output; ignored");
+            tracing::warn!(target: "yohost::plugin", plugin = %self.server, phase = "server", "the MCP server wrote a line that is not JSON-RPC on its output; ignored");
         }
         parsed.ok()
     }
@@ -279,7 +279,7 @@ impl Shared {
         let _log = tracing::dispatcher::set_default(&self.dispatch);
         read_stderr(stderr, Instant::now, |line| match line {
             Stderr::Line(line) => {
-                tracing::debug!(target: "yohost::plugin", plugin = %self.server, "stderr: {line}");
+                tracing::debug!(target: "yohost::plugin", plugin = %self.server, phase = "server", "stderr: {line}");
                 let mut tail = lock(&self.tail);
                 tail.push_back(line.to_string());
                 while tail.iter().map(String::len).sum::<usize>() > STDERR_TAIL_BYTES
@@ -291,6 +291,7 @@ impl Shared {
             Stderr::Dropped(lines) => tracing::debug!(
                 target: "yohost::plugin",
                 plugin = %self.server,
+                phase = "server",
                 "stderr: {lines} lines dropped: over the limit of {STDERR_LINES_PER_SECOND} lines or {} KiB a second",
                 STDERR_BYTES_PER_SECOND / 1024
             ),
