@@ -511,17 +511,27 @@ async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
 struct HttpServer(std::process::Child, u16);
 
 impl HttpServer {
+    /// The everything server over streamable HTTP.
     fn start() -> HttpServer {
+        HttpServer::node(|node, port| {
+            node.arg(npm_server("server-everything").join("dist/index.js"))
+                .arg("streamableHttp")
+                .env("PORT", port.to_string());
+        })
+    }
+
+    /// A Node HTTP server on a free port of 127.0.0.1, as `configure` sets
+    /// it up for that port, once it says on stderr that it is listening.
+    fn node(configure: impl FnOnce(&mut std::process::Command, u16)) -> HttpServer {
         use std::io::BufRead;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let mut child = std::process::Command::new("node")
-            .arg(npm_server("server-everything").join("dist/index.js"))
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
+        let mut node = std::process::Command::new("node");
+        configure(&mut node, port);
+        let mut child = node
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -601,25 +611,12 @@ fn recorded(record: &Path) -> Vec<serde_json::Value> {
 #[tokio::test]
 async fn over_http_one_session_serves_every_run_with_the_protocol_header_and_is_deleted_at_the_end()
 {
-    use std::io::BufRead;
     let scratch = tempfile::tempdir().unwrap();
     let record = scratch.path().join("requests.jsonl");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture/http_recorder.mjs");
-    let mut child = std::process::Command::new("node")
-        .arg(fixture)
-        .arg(&record)
-        .arg(port.to_string())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("node starts the recorder");
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    assert!(lines.any(|l| l.is_ok_and(|l| l.contains("listening"))));
-    let server = HttpServer(child, port);
+    let server = HttpServer::node(|node, port| {
+        node.arg(fixture).arg(&record).arg(port.to_string());
+    });
 
     let dir = plugin_dir();
     folder(
@@ -764,23 +761,12 @@ async fn a_host_list_on_a_process_is_said_to_need_the_proxy_in_a_check_and_a_run
 
 #[tokio::test]
 async fn a_server_that_demands_authorization_is_refused_saying_so() {
-    use std::io::BufRead;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let script = format!(
-        "require('http').createServer((q, r) => {{ r.writeHead(401, {{'www-authenticate': 'Bearer'}}); r.end(); }}).listen({port}, '127.0.0.1', () => console.error('listening'));"
-    );
-    let mut child = std::process::Command::new("node")
-        .args(["-e", &script])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("node starts the server");
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    assert!(lines.any(|l| l.is_ok_and(|l| l.contains("listening"))));
-    let _server = HttpServer(child, port);
+    let server = HttpServer::node(|node, port| {
+        node.arg("-e").arg(format!(
+            "require('http').createServer((q, r) => {{ r.writeHead(401, {{'www-authenticate': 'Bearer'}}); r.end(); }}).listen({port}, '127.0.0.1', () => console.error('listening'));"
+        ));
+    });
+    let port = server.1;
     let dir = plugin_dir();
     folder(
         dir.path(),
