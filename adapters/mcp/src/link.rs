@@ -58,6 +58,10 @@ impl std::fmt::Display for Failure {
 /// The client's side of the protocol: what it tells a server it is, and
 /// its answers to what a server asks and tells it.
 struct Client {
+    /// The server's name, for the log lines about what it asks.
+    server: String,
+    /// Where those lines go: the subscriber of the load that connected.
+    dispatch: tracing::Dispatch,
     list_changes: Arc<AtomicU64>,
     /// The plugin's granted folders, as `file://` URIs.
     roots: Vec<String>,
@@ -77,8 +81,26 @@ impl ClientHandler for Client {
     }
 
     // rmcp's answers to the rest of what a server asks suit a headless
-    // host: sampling is "method not found" (no model to lend), elicitation
-    // is declined (no user to ask), and `ping` is answered.
+    // host: sampling is "method not found" (no model to lend), and `ping`
+    // is answered.
+
+    /// Declined, naming the server: a host without a user has no one to ask.
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let asked = serde_json::to_value(&request)
+            .ok()
+            .and_then(|r| r.get("message").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default();
+        tracing::dispatcher::with_default(&self.dispatch, || {
+            tracing::warn!(target: "yohost::plugin", plugin = %self.server, phase = "server", "the MCP server `{}` asked the user for input ({asked:?}); there is no one to ask, so it was declined", self.server);
+        });
+        Ok(rmcp::model::ElicitResult::new(
+            rmcp::model::ElicitationAction::Decline,
+        ))
+    }
 
     /// The plugin's granted folders: what the server may work in.
     #[allow(deprecated)]
@@ -113,7 +135,7 @@ impl Link {
         pipes: stdio::Pipes,
         roots: &[String],
     ) -> Result<Link, Failure> {
-        let (client, list_changes) = client(roots);
+        let (client, list_changes) = client(server, roots);
         let service = on_client_runtime(client.serve(pipes))
             .await
             .map_err(|e| init_failure(server, &e, process.gone()))?;
@@ -145,7 +167,7 @@ impl Link {
         // The transport's worker, and the OAuth client's connections, start
         // where they are made: on the client's runtime, with the connection.
         on_client_runtime(async move {
-            let (client, list_changes) = client(&roots);
+            let (client, list_changes) = client(&server, &roots);
             let first = client
                 .serve(StreamableHttpClientTransport::from_config(config.clone()))
                 .await;
@@ -159,7 +181,7 @@ impl Link {
                     let manager =
                         oauth::authorize(&server, &url, &challenge, authorizer.as_ref()).await?;
                     let authorized = AuthClient::new(reqwest::Client::default(), manager);
-                    let (client, list_changes) = self::client(&roots);
+                    let (client, list_changes) = self::client(&server, &roots);
                     let service = client
                         .serve(StreamableHttpClientTransport::with_client(
                             authorized, config,
@@ -340,11 +362,13 @@ fn client_runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// A client handler offering `roots`, and the count of the server's tool
+/// A client handler for `server` offering `roots`, and the count of the server's tool
 /// list changes it keeps.
-fn client(roots: &[String]) -> (Client, Arc<AtomicU64>) {
+fn client(server: &str, roots: &[String]) -> (Client, Arc<AtomicU64>) {
     let list_changes = Arc::new(AtomicU64::new(0));
     let client = Client {
+        server: server.to_string(),
+        dispatch: tracing::dispatcher::get_default(|d| d.clone()),
         list_changes: Arc::clone(&list_changes),
         roots: roots.to_vec(),
     };

@@ -885,6 +885,23 @@ async fn a_server_that_asks_for_roots_is_given_the_plugin_s_granted_folders() {
 }
 
 #[tokio::test]
+async fn a_server_that_asks_the_user_is_declined_and_named() {
+    let (logs, _guard) = capture_logs();
+    let dir = plugin_dir();
+    hostile(dir.path(), "curious", &[], "");
+    let host = host(dir.path());
+    let results = run_with(&host, vec![call("elicit", json!({})), text("done")]).await;
+    assert_eq!(results[0], ("elicit".into(), "decline".into(), false));
+    let lines: Vec<String> = logs.lines().iter().map(|l| l.to_string()).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("`curious` asked the user for input") && l.contains("your name?")),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_server_s_process_ends_with_its_host() {
     let dir = plugin_dir();
     hostile(dir.path(), "mortal", &["marker-for-the-mortal-test"], "");
