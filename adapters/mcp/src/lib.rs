@@ -1,10 +1,11 @@
 //! Model Context Protocol servers in yohost.
 //!
 //! A `*.mcp.json` file in a plugin directory, or a folder with an
-//! `mcp.json`, in the common format:
+//! `mcp.json` (other clients' files too: `.mcp.json`, `.cursor/`,
+//! `.vscode/`, `claude_desktop_config.json`), in the common format:
 //!
 //! ```json
-//! {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}
+//! {"mcpServers": {"time": {"command": "venv/bin/mcp-server-time"}}}
 //! ```
 //!
 //! Each server is a plugin named after its key, with the `tools` and
@@ -17,7 +18,9 @@
 //!   `capabilities.exec`, runs in yohost's kernel sandbox made from its
 //!   grants, and gets only the granted environment and its own `env`.
 //! - A server reached at `url` needs a network grant that covers its host;
-//!   a header's `${VAR}` reads a granted environment variable.
+//!   a header's `${VAR}` reads a granted environment variable. One that
+//!   asks for OAuth is authorized through an [`Authorizer`]
+//!   ([`McpAdapter::with_authorizer`]).
 //!
 //! The client is the MCP Rust SDK's (`rmcp`): over the sandboxed
 //! process's pipes, which the host starts itself, and over streamable HTTP
