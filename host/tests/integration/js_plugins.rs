@@ -158,6 +158,42 @@ async fn an_async_before_tool_awaiting_a_timer_decides_the_call() {
     );
 }
 
+#[tokio::test]
+async fn a_typescript_enum_and_const_enum_run_as_typescript_has_them() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "colors.ts",
+        r#"import { definePlugin } from "yohost";
+enum Verdict { Allow, Deny = "deny" }
+const enum Limit { Long = 3 }
+export default definePlugin({
+  before_tool({ args }) {
+    const text = String((args as { text?: string }).text ?? "");
+    if (text.length > Limit.Long) return { deny: `${Verdict.Deny}: ${Verdict[Verdict.Allow]} is for ${Limit.Long} letters` };
+    return null;
+  },
+});
+"#,
+    );
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+    assert!(report[0].reason.is_none(), "{report:?}");
+    let results = echo_through(&host, "longer").await;
+    assert_eq!(
+        results[0],
+        (
+            "echo".into(),
+            "Tool call denied: deny: Allow is for 3 letters".into(),
+            true
+        )
+    );
+    assert_eq!(
+        echo_through(&host, "ok").await[0],
+        ("echo".into(), "ok".into(), false)
+    );
+}
+
 /// The hostile fixture, with a `before_tool` timeout of `timeout_ms`.
 fn hostile_host(timeout_ms: u64) -> (tempfile::TempDir, PluginHost) {
     let dir = plugin_dir();

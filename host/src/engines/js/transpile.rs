@@ -68,8 +68,11 @@ fn transpile_here(file: &Path, source: &str) -> Result<Transpiled, TranspileErro
         return Err(located(file, source, error));
     }
     let mut program = parsed.program;
+    // Enum members are evaluated here: the transformer needs their values
+    // to turn a TypeScript `enum` into JavaScript.
     let semantic = SemanticBuilder::new()
         .with_check_syntax_error(true)
+        .with_enum_eval(true)
         .build(&program);
     if let Some(error) = semantic.diagnostics.errors().next() {
         return Err(located(file, source, error));
