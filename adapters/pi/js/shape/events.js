@@ -8,8 +8,16 @@ import refused from "pi:shape/refused";
 // these even when an import stops the load first.
 export const REFUSED = refused.events;
 
-// Events the host never emits: reported, not refused.
+// Events the host never emits: reported, not refused. A handler of one of
+// them never runs, so it can decide nothing: not a compaction, switch,
+// fork or tree move of the session (the host keeps no session to move),
+// nor the user's `!` commands (there is no user to type them).
 export const SILENT = [
+  "session_before_compact",
+  "session_before_switch",
+  "session_before_fork",
+  "session_before_tree",
+  "user_bash",
   "resources_discover",
   "model_select",
   "thinking_level_select",

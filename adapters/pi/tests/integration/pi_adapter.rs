@@ -87,31 +87,31 @@ const VERDICTS: &[(&str, Verdict)] = &[
     ("built-in-tool-renderer", Loaded(&["tools", "call_tool"], &["read", "bash", "edit", "write"])),
     ("claude-rules", Loaded(&["before_model", "finish"], &[])),
     ("commands", Loaded(&[], &[])),
-    ("confirm-destructive", Refused("listens for `session_before_switch`")),
-    ("custom-compaction", Refused("listens for `session_before_compact`")),
+    ("confirm-destructive", Loaded(&[], &[])),
+    ("custom-compaction", Loaded(&[], &[])),
     ("custom-footer", Loaded(&[], &[])),
     ("custom-header", Loaded(&[], &[])),
     ("custom-provider-anthropic", Refused("calls `pi.registerProvider")),
     ("custom-provider-gitlab-duo", Refused("calls `pi.registerProvider")),
     ("debug-provider", Refused("listens for `message_end`")),
-    ("dirty-repo-guard", Refused("listens for `session_before_switch`")),
+    ("dirty-repo-guard", Loaded(&[], &[])),
     ("doom-overlay", Refused("imports \"node:zlib\"")),
     ("dynamic-resources", Loaded(&[], &[])),
     ("dynamic-tools", Loaded(&["tools", "call_tool"], &["echo_session"])),
     ("entry-renderer", Loaded(&[], &[])),
     ("event-bus", Loaded(&[], &[])),
     ("file-trigger", Refused("EACCES: permission denied, watch '/tmp/agent-trigger.txt' (node:fs: reading /tmp/agent-trigger.txt is not granted")),
-    ("git-checkpoint", Refused("listens for `session_before_fork`")),
+    ("git-checkpoint", Loaded(&["after_tool", "on_event", "finish"], &[])),
     ("git-merge-and-resolve", Loaded(&["on_event", "finish"], &[])),
     ("github-issue-autocomplete", Refused("exec: `git remote -v` would be denied: the plugin's plugin.toml does not grant `capabilities.exec = true`")),
-    ("gondolin", Refused("listens for `user_bash`")),
+    ("gondolin", Refused("the package `@earendil-works/gondolin` is not installed")),
     ("handoff", Loaded(&[], &[])),
     ("hello", Loaded(&["tools", "call_tool"], &["hello"])),
     ("hidden-thinking-label", Loaded(&[], &[])),
     ("inline-bash", Loaded(&["on_input"], &[])),
     ("input-transform", Loaded(&["on_input"], &[])),
     ("input-transform-streaming", Loaded(&["on_input"], &[])),
-    ("interactive-shell", Refused("listens for `user_bash`")),
+    ("interactive-shell", Loaded(&[], &[])),
     ("jev-router", Refused("calls `pi.registerVirtualModel")),
     ("mac-system-theme", Loaded(&[], &[])),
     ("message-renderer", Loaded(&[], &[])),
@@ -134,13 +134,13 @@ const VERDICTS: &[(&str, Verdict)] = &[
     ("questionnaire", Loaded(&["tools", "call_tool"], &["questionnaire"])),
     ("rainbow-editor", Loaded(&[], &[])),
     ("reload-runtime", Loaded(&["tools", "call_tool"], &["reload_runtime"])),
-    ("rpc-demo", Refused("listens for `session_before_switch`")),
+    ("rpc-demo", Loaded(&["before_tool", "on_event", "finish"], &[])),
     ("send-user-message", Loaded(&[], &[])),
     ("session-name", Loaded(&[], &[])),
     ("shutdown-command", Loaded(&["tools", "call_tool"], &["finish_and_exit", "deploy_and_exit"])),
     ("snake", Loaded(&[], &[])),
     ("space-invaders", Loaded(&[], &[])),
-    ("ssh", Refused("listens for `user_bash`")),
+    ("ssh", Loaded(&["tools", "call_tool", "before_model", "finish"], &["read", "write", "edit", "bash"])),
     ("status-line", Loaded(&["on_event", "finish"], &[])),
     ("structured-output", Loaded(&["tools", "call_tool"], &["structured_output"])),
     ("subagent", Loaded(&["tools", "call_tool", "after_tool"], &["subagent"])),
@@ -162,7 +162,7 @@ const VERDICTS: &[(&str, Verdict)] = &[
 
 /// The examples refused by design: they would rewrite history or the
 /// request, and their reason names the event or method.
-const BY_DESIGN: usize = 14;
+const BY_DESIGN: usize = 6;
 
 #[test]
 fn every_example_gets_exactly_its_verdict() {
@@ -988,7 +988,7 @@ fn a_by_design_refusal_is_named_even_when_an_import_is_missing() {
         "compactor.ts",
         r#"import { somethingPiNeverHad } from "@earendil-works/pi-coding-agent";
 export default function (pi) {
-  pi.on("session_before_compact", () => somethingPiNeverHad());
+  pi.on("context", () => somethingPiNeverHad());
 }"#,
     );
     write(
@@ -1008,7 +1008,7 @@ export default function (pi) { setup(pi, new Anthropic()); }"#,
     let reason = |name: &str| checked(&doc, name)["reason"].as_str().unwrap().to_string();
     let compactor = reason("compactor");
     assert!(
-        compactor.contains("listens for `session_before_compact`")
+        compactor.contains("listens for `context`")
             && compactor.contains("imports `somethingPiNeverHad`"),
         "{compactor}"
     );

@@ -1,10 +1,11 @@
 //! Published pi packages that need all of Node, through a host with both pi
 //! entries (embedded and Node) registered, as the `yohost` command has:
-//! `pi-subagents` and `pi-prompt-template-model` are refused by design,
-//! naming the events they listen for (`before_provider_request`,
-//! `session_before_compact`), and are not routed to Node, whether what
-//! stops their load first is an import the embedded engine lacks or a
-//! module their code imports while it loads; `pi-web-access` is routed to
+//! `pi-subagents` is refused by design, naming the event it listens for
+//! (`before_provider_request`), and is not routed to Node, though what
+//! stops its load first is a module its code imports while it loads;
+//! `pi-prompt-template-model`, whose `session_before_compact` handler the
+//! host reports (it never emits that event), loads on Node, which it needs;
+//! `pi-web-access` is routed to
 //! Node, loads with its tools, and a fetch that fails is an error result;
 //! `pi-mcp-adapter` is routed to Node, loads with its `mcp` tool, and calls
 //! a local MCP server (`fixtures/mcp-echo-server.mjs`, on the MCP SDK of
@@ -75,16 +76,23 @@ fn packages() -> &'static Path {
 #[tokio::test]
 async fn refused_by_design_packages_name_their_events_and_are_not_routed() {
     needs_node!();
-    let refused = [
-        ("pi-subagents", "before_provider_request"),
-        ("pi-prompt-template-model", "session_before_compact"),
-    ];
+    let refused = [("pi-subagents", "before_provider_request")];
     let dir = plugin_dir();
-    for (name, _) in refused {
+    for name in ["pi-subagents", "pi-prompt-template-model"] {
         std::os::unix::fs::symlink(packages().join(name), dir.path().join(name)).unwrap();
     }
     let host = open_with_node(dir.path());
     let report = host.report().await;
+    // A handler of an event the host never emits is reported, not refused:
+    // the package loads on Node, which it needs.
+    let templates = reported(&report, "pi-prompt-template-model");
+    assert_eq!(templates.status, Status::Loaded, "{templates:?}");
+    assert_eq!(templates.engine.as_deref(), Some("node"), "{templates:?}");
+    assert!(
+        templates.warnings.iter().any(|w| w
+            .contains("listens for `session_before_compact`, which the host never emits")),
+        "{templates:?}"
+    );
     for (name, event) in refused {
         let entry = reported(&report, name);
         assert_eq!(entry.status, Status::Refused, "{report:?}");

@@ -1,6 +1,8 @@
 //! A corpus of third-party pi packages from npm, installed as a user
 //! installs them, each with a pinned verdict: refused by design, naming the
-//! event or method; loaded, with a tool or hook run through a real agent
+//! event or method; idle by design (loaded, every handler answering an
+//! event the host never emits, which it reports); loaded, with a tool or
+//! hook run through a real agent
 //! that gives what the package's source says pi would give (effective); or
 //! loaded with nothing for the loop (what it does belongs to pi's UI). At
 //! least 80% of the packages not refused by design are effective. The test
@@ -41,13 +43,30 @@ enum Verdict {
     },
     /// Refused by design: the reason names this event or method.
     ByDesign(&'static str),
+    /// Loaded on `engine`, and idle by design: everything it does answers
+    /// events the host never emits (`why`), which it reports. Counted with
+    /// the packages refused by design, as it was refused before the host
+    /// reported such handlers.
+    Idle {
+        engine: &'static str,
+        why: &'static str,
+    },
 }
 
 /// The corpus: each package, pinned, and its verdict.
 const CORPUS: [(&str, Verdict); 15] = [
-    ("checkpoint-pi@1.0.5", Verdict::ByDesign("listens for `session_before_fork`")),
+    (
+        "checkpoint-pi@1.0.5",
+        Verdict::Idle {
+            engine: "js",
+            why: "its checkpoints follow the session's forks and tree moves, which the host never makes",
+        },
+    ),
     ("@agentuity/pi@2.0.21", Verdict::ByDesign("calls `pi.registerProvider`")),
-    ("@tintinweb/pi-subagents@0.14.1", Verdict::ByDesign("listens for `session_before_switch`")),
+    (
+        "@tintinweb/pi-subagents@0.14.1",
+        Verdict::ByDesign("createCodingTools is not supported by yohost: it is part of pi's app"),
+    ),
     ("context-mode@1.0.169", Verdict::ByDesign("listens for `context`")),
     (
         "pi-bash-confirm@3.3.2",
@@ -327,6 +346,18 @@ async fn every_package_has_its_pinned_verdict() {
                 effective += 1;
                 not_by_design += 1;
                 format!("effective on {engine}: {exercised}")
+            }
+            Verdict::Idle { engine, why } => {
+                assert_eq!(entry.status, Status::Loaded, "{spec}: {entry:?}");
+                assert_eq!(entry.engine.as_deref(), Some(*engine), "{spec}: {entry:?}");
+                assert!(
+                    entry
+                        .warnings
+                        .iter()
+                        .any(|w| w.contains("which the host never emits")),
+                    "{spec}: {entry:?}"
+                );
+                format!("loaded on {engine}, idle by design: {why}")
             }
             Verdict::Loaded { engine, why } => {
                 assert_eq!(entry.status, Status::Loaded, "{spec}: {entry:?}");
