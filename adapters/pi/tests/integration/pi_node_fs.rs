@@ -182,3 +182,59 @@ async fn outside_the_grants_every_call_is_eacces_naming_the_key() {
     assert_eq!(got["fired"][0], "change", "{got}");
     assert_eq!(std::fs::read_to_string(&secret).unwrap(), "s");
 }
+
+/// An extension that reads `path` (relative to its own file) at load and
+/// answers it from its tool `shipped`.
+const READS_WHAT_IT_SHIPS: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+const here = dirname(fileURLToPath(import.meta.url));
+let text;
+try {
+  text = readFileSync(join(here, "PATH"), "utf8");
+} catch (e) {
+  text = `cannot read: ${e.code}`;
+}
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "TOOL", label: "TOOL", description: "what it ships",
+    parameters: { type: "object", properties: {} },
+    async execute() { return { content: [{ type: "text", text }] }; },
+  });
+}
+"#;
+
+#[tokio::test]
+async fn an_extension_in_a_folder_reads_what_it_ships_without_a_grant_and_nothing_beside() {
+    let dir = plugin_dir();
+    let source = |path: &str, tool: &str| {
+        READS_WHAT_IT_SHIPS
+            .replace("PATH", path)
+            .replace("TOOL", tool)
+    };
+    write(
+        dir.path(),
+        "shipper/index.ts",
+        &source("data/words.txt", "shipped"),
+    );
+    write(dir.path(), "shipper/data/words.txt", "from its own folder");
+    // A lone file's folder is the whole plugin directory: it reads nothing
+    // of it, a neighbour's files included.
+    write(
+        dir.path(),
+        "lone.ts",
+        &source("shipper/data/words.txt", "beside"),
+    );
+    let host = open(dir.path());
+    assert!(host.refused().is_empty(), "{:?}", host.refused());
+    let (agent, _) = scripted(vec![
+        call("shipped", json!({})),
+        call("beside", json!({})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "go").await);
+    assert_eq!(results[0].1, "from its own folder", "{results:?}");
+    assert_eq!(results[1].1, "cannot read: EACCES", "{results:?}");
+}

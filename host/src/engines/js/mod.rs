@@ -158,6 +158,11 @@ pub fn load_with(
     let processes = sandbox.as_ref().map(ProcessSandbox::confinement);
     let services = flavor.services.map(|api| {
         let relative_to = api.relative_to.dir(&plugin_dir, &cwd);
+        // A plugin in a folder of its own reads the files it ships.
+        let grants = match candidate.root.is_dir() {
+            true => grants.with_own_folder(&candidate.root),
+            false => grants,
+        };
         let files = FileAccess::new(grants, relative_to, api.module);
         Services {
             files: match &dry_run {

@@ -97,7 +97,7 @@ impl Grant {
 /// clone: clones share the handles.
 #[derive(Debug, Clone, Default)]
 pub struct Grants {
-    dirs: Arc<[Grant]>,
+    dirs: Arc<[Arc<Grant>]>,
 }
 
 impl Grants {
@@ -112,7 +112,7 @@ impl Grants {
                 .filter(|p| !capabilities.write.contains(p))
                 .map(|p| (p, Access::Read)),
         );
-        let mut dirs: Vec<Grant> = Vec::new();
+        let mut dirs: Vec<Arc<Grant>> = Vec::new();
         for (written, access) in granted {
             if dirs.iter().any(|d| &d.written == written) {
                 continue;
@@ -131,19 +131,41 @@ impl Grants {
                     _ => format!("cannot be opened: {e}"),
                 },
             })?;
-            dirs.push(Grant {
+            dirs.push(Arc::new(Grant {
                 written: written.clone(),
                 access,
                 lexical: path,
                 dir,
-            });
+            }));
         }
         Ok(Grants { dirs: dirs.into() })
     }
 
+    /// These grants, plus reading beneath the plugin's own `folder` when no
+    /// grant covers it yet: a plugin reads the files it ships (a data file
+    /// beside its code) as it imports them. A folder that cannot be opened
+    /// adds nothing.
+    pub fn with_own_folder(self, folder: &Path) -> Grants {
+        let path = lexical(&std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf()));
+        if self.dirs.iter().any(|d| path.starts_with(&d.lexical)) {
+            return self;
+        }
+        let Ok(dir) = Confined::open(&path) else {
+            return self;
+        };
+        let mut dirs = self.dirs.to_vec();
+        dirs.push(Arc::new(Grant {
+            written: PathBuf::from("."),
+            access: Access::Read,
+            lexical: path,
+            dir,
+        }));
+        Grants { dirs: dirs.into() }
+    }
+
     /// The granted directories.
     pub fn iter(&self) -> impl Iterator<Item = &Grant> {
-        self.dirs.iter()
+        self.dirs.iter().map(Arc::as_ref)
     }
 
     /// The text of file `path` (absolute), at most `limit` bytes.
@@ -257,7 +279,10 @@ impl Grants {
             self.dirs
                 .iter()
                 .filter(|g| g.access >= access)
-                .filter_map(|g| g.below(candidate).map(|rest| (g, rest.to_path_buf())))
+                .filter_map(|g| {
+                    g.below(candidate)
+                        .map(|rest| (g.as_ref(), rest.to_path_buf()))
+                })
                 .min_by_key(|(_, rest)| rest.components().count())
         };
         let found = pick(&shown).or_else(|| pick(&resolve_existing(&shown)));
