@@ -435,12 +435,17 @@ async fn files_are_readable_only_inside_the_granted_directories() {
     );
     assert!(!message.contains("secret contents"), "{message}");
 
-    // Without a grant, nothing is readable.
+    // Without a grant, only what the plugin's own folder ships is readable.
     let dir = plugin_dir();
     install(dir.path(), "reader", "file_reader.ts", "");
     let note = write(dir.path(), "reader/note.txt", "own file");
+    let beside = write(dir.path(), "beside/note.txt", "a neighbour's file");
     let host = PluginHost::open(dir.path()).unwrap();
     let message = echo_through(&host, note.to_str().unwrap()).await[0]
+        .1
+        .clone();
+    assert!(message.contains("read: own file"), "{message}");
+    let message = echo_through(&host, beside.to_str().unwrap()).await[0]
         .1
         .clone();
     assert!(message.contains("error: EACCES"), "{message}");
