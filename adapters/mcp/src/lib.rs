@@ -182,11 +182,16 @@ fn load(
         }
     };
     let unconnected = matches!(start, Start::Http { .. }) && candidate.dry_run;
-    let roots = grants
-        .iter()
-        .filter_map(|grant| url::Url::from_directory_path(grant.real()).ok())
-        .map(String::from)
-        .collect();
+    // A process works in the plugin's granted folders; a remote server
+    // reaches none of them, and is not told this machine's paths.
+    let roots = match start {
+        Start::Stdio { .. } => grants
+            .iter()
+            .filter_map(|grant| url::Url::from_directory_path(grant.real()).ok())
+            .map(String::from)
+            .collect(),
+        Start::Http { .. } => Vec::new(),
+    };
     let server = Arc::new(Server {
         name: name.clone(),
         start,

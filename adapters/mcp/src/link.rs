@@ -94,6 +94,8 @@ impl ClientHandler for Client {
             .ok()
             .and_then(|r| r.get("message").and_then(Value::as_str).map(str::to_string))
             .unwrap_or_default();
+        // The server's words, cut to a line's worth.
+        let asked: String = asked.chars().take(200).collect();
         tracing::dispatcher::with_default(&self.dispatch, || {
             tracing::warn!(target: "yohost::plugin", plugin = %self.server, phase = "server", "the MCP server `{}` asked the user for input ({asked:?}); there is no one to ask, so it was declined", self.server);
         });
@@ -340,12 +342,23 @@ impl Link {
 /// load that opened it and any one run, and requests reach it over
 /// channels from any runtime. The runtime's log lines go where the asking
 /// thread's go.
+/// The handshake's task is aborted when its caller gives up (the load
+/// timeout), so an OAuth flow no one finishes does not keep its callback
+/// listener. (A request the transport already sent is `rmcp`'s to end: a
+/// server that never answers `initialize` keeps that one connection.)
 async fn on_client_runtime<T: Send + 'static>(
     handshake: impl std::future::Future<Output = T> + Send + 'static,
 ) -> T {
-    client_runtime()
-        .spawn(handshake.with_current_subscriber())
-        .await
+    /// Aborts the task when the caller stops waiting for it.
+    struct Abort(tokio::task::AbortHandle);
+    impl Drop for Abort {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let task = client_runtime().spawn(handshake.with_current_subscriber());
+    let _abort = Abort(task.abort_handle());
+    task.await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
 }
 
