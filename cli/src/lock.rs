@@ -50,6 +50,7 @@ pub fn record(dir: &Path, folder: &str, source: &Source) -> Result<(), String> {
             version,
             integrity,
         } => (format!("npm:{name}@{version}"), integrity.clone()),
+        Source::Pypi { name, version } => (format!("pypi:{name}=={version}"), None),
         Source::Path(path) => (format!("path:{}", path.display()), None),
     };
     let mut lock = Lockfile::read(dir)?;

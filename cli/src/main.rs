@@ -33,9 +33,7 @@ fn foreign_adapters() -> [Arc<dyn Adapter>; 6] {
         yohost_adapter_dsh::adapter(),
         yohost_adapter_dsh::node_adapter(),
         yohost_adapter_rutis_agent::adapter(),
-        Arc::new(McpAdapter::with_authorizer(Arc::new(
-            authorize::TerminalAuthorizer,
-        ))),
+        Arc::new(McpAdapter::default().with_authorizer(Arc::new(authorize::TerminalAuthorizer))),
     ]
 }
 

@@ -611,3 +611,47 @@ fn remove_takes_a_locked_single_file_plugin_and_its_lock_entry() {
     assert_eq!(code, Some(1));
     assert!(stderr.contains("has no plugin `guard`"), "{stderr}");
 }
+
+#[test]
+fn an_mcp_server_from_a_registry_needs_allow_exec_and_a_spec_that_names_one_package() {
+    let top = plugin_dir();
+    let plugins = top.path().join("plugins");
+    let to = plugins.to_str().unwrap();
+    let cases: [(&str, bool, &str); 5] = [
+        (
+            "mcp:npm:@modelcontextprotocol/server-memory@2026.8.31",
+            false,
+            "--allow-exec",
+        ),
+        (
+            "mcp:cargo:thing",
+            true,
+            "is not mcp:npm:NAME[@VERSION] or mcp:pypi:NAME[==VERSION]",
+        ),
+        ("mcp:pypi:../escape", true, "is not NAME or NAME==VERSION"),
+        (
+            "mcp:pypi:--index-url=http://example.invalid",
+            true,
+            "is not NAME or NAME==VERSION",
+        ),
+        (
+            "mcp:pypi:thing==1 ; rm",
+            true,
+            "is not NAME or NAME==VERSION",
+        ),
+    ];
+    for (spec, allow_exec, says) in cases {
+        let mut args = vec!["add", spec, "--to", to];
+        if allow_exec {
+            args.push("--allow-exec");
+        }
+        let (code, stdout, stderr) = yohost(&args, top.path());
+        assert_eq!(code, Some(1), "{spec}: {stdout}");
+        assert!(stderr.contains(says), "{spec}: {stderr}");
+        assert!(
+            entries(&plugins).is_empty(),
+            "{spec} leaves nothing: {:?}",
+            entries(&plugins)
+        );
+    }
+}

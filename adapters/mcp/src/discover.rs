@@ -140,7 +140,13 @@ fn candidates(root: &Path, file: &Path) -> Result<Vec<Found>, LoadError> {
                     }
                     _ => {}
                 }
-                Candidate::new(key, root, file.to_path_buf(), ENGINE, own, fingerprint.clone())
+                let candidate =
+                    Candidate::new(key, root, file.to_path_buf(), ENGINE, own, fingerprint.clone())?;
+                Ok(if root.is_dir() {
+                    candidate.derived_from(manifest.clone())
+                } else {
+                    candidate
+                })
             };
             match server() {
                 Ok(candidate) => Found::Plugin(Box::new(candidate)),

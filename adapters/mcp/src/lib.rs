@@ -16,11 +16,17 @@
 //!
 //! - A server started with `command` is a process: it needs
 //!   `capabilities.exec`, runs in yohost's kernel sandbox made from its
-//!   grants, and gets only the granted environment and its own `env`.
+//!   grants, and gets only the granted environment and its own `env`. One
+//!   started as its README says (`npx -y NAME`, `uvx NAME`) runs from the
+//!   copy installed in its folder, never through the launcher (`yohost add
+//!   mcp:npm:NAME` installs one; see [`installed_version`]).
 //! - A server reached at `url` needs a network grant that covers its host;
 //!   a header's `${VAR}` reads a granted environment variable. One that
 //!   asks for OAuth is authorized through an [`Authorizer`]
 //!   ([`McpAdapter::with_authorizer`]).
+//! - What a server asks of the user (elicitation) or the model (sampling)
+//!   goes to the embedder's [`ServerRequestHandler`]
+//!   ([`McpAdapter::with_requests`]), and is declined without one.
 //!
 //! The client is the MCP Rust SDK's (`rmcp`): over the sandboxed
 //! process's pipes, which the host starts itself, and over streamable HTTP
@@ -29,13 +35,29 @@
 mod config;
 mod convert;
 mod discover;
+mod launcher;
 mod link;
 mod oauth;
 mod plugin;
+mod requests;
 mod stdio;
 
 use config::Transport;
+use launcher::Launch;
+pub use launcher::{console_scripts, installed_version, VENV};
+use link::Answers;
 pub use oauth::Authorizer;
+pub use requests::{Answer, ServerRequestHandler};
+/// The shapes of a server's requests and their answers, as the MCP Rust
+/// SDK (`rmcp`) has them. (Sampling is deprecated by the specification's
+/// next version, SEP-2577; the versions yohost speaks have it.)
+#[allow(deprecated)]
+pub mod model {
+    pub use crate::requests::{
+        CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    };
+    pub use rmcp::model::{ElicitationAction, SamplingMessage};
+}
 use plugin::{McpPlugin, Server, Start, State};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -53,24 +75,34 @@ pub const ENGINE: EngineKind = EngineKind::new("mcp");
 
 /// How long starting a server, its handshake and listing its tools may
 /// take unless `[timeouts] load` says otherwise: longer than a plugin's
-/// load, as a launcher (`npx`, `uvx`) may fetch the server first.
+/// load, as a server may import much before it answers (a Python one), or
+/// be remote.
 pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Loads MCP servers: the (mcp, mcp) entry of yohost's adapter table.
 /// Without an [`Authorizer`], a remote server that asks for authorization
-/// is refused, saying so.
+/// is refused, saying so; without a [`ServerRequestHandler`], a server's
+/// questions for the user are declined and its sampling refused.
 #[derive(Default, Clone)]
 pub struct McpAdapter {
     authorizer: Option<Arc<dyn Authorizer>>,
+    requests: Option<Arc<dyn ServerRequestHandler>>,
 }
 
 impl McpAdapter {
     /// The adapter, showing `authorizer` where to authorize each remote
     /// server that asks for OAuth ([`Authorizer`]).
-    pub fn with_authorizer(authorizer: Arc<dyn Authorizer>) -> McpAdapter {
-        McpAdapter {
-            authorizer: Some(authorizer),
-        }
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> McpAdapter {
+        self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// The adapter, asking `handler` what servers ask of the user
+    /// (elicitation) and of the model (sampling), and offering both to
+    /// every server ([`ServerRequestHandler`]).
+    pub fn with_requests(mut self, handler: Arc<dyn ServerRequestHandler>) -> McpAdapter {
+        self.requests = Some(handler);
+        self
     }
 }
 
@@ -98,15 +130,11 @@ impl Adapter for McpAdapter {
     /// opens no connection to a remote one) and list its tools, or refuse
     /// it with the reason.
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
-        load(candidate, grants, self.authorizer.clone())
+        load(candidate, grants, self)
     }
 }
 
-fn load(
-    candidate: &Candidate,
-    grants: Grants,
-    authorizer: Option<Arc<dyn Authorizer>>,
-) -> Result<Loaded, LoadError> {
+fn load(candidate: &Candidate, grants: Grants, adapter: &McpAdapter) -> Result<Loaded, LoadError> {
     let name = &candidate.name;
     let file = candidate.entry.display();
     let refused = |message: String| LoadError::Refused {
@@ -119,8 +147,6 @@ fn load(
     })?;
     let mut warnings = config.warnings;
     let capabilities = &candidate.manifest.capabilities;
-    // What to do instead of a launcher that fetches the server as it starts.
-    let mut hint = None;
     let (start, processes) = match config.transport {
         Transport::Stdio {
             command,
@@ -139,6 +165,20 @@ fn load(
                 };
                 return Err(refused(format!("the MCP server `{name}` is a process (`{command}`): it runs only with `exec = true` under [capabilities] {grant}")));
             }
+            // A launcher (`npx -y NAME`) starts the copy in the folder.
+            let folder = candidate.base_dir();
+            let folder = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+            let (command, args, reads) = match launcher::resolve(&command, &args, &folder) {
+                Launch::AsWritten => (command, args, Vec::new()),
+                Launch::Installed {
+                    command,
+                    args,
+                    reads,
+                } => (command, args, reads),
+                Launch::Missing(why) => {
+                    return Err(refused(format!("the MCP server `{name}`: {why}")))
+                }
+            };
             let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
             warnings.extend(sandbox.warnings().iter().cloned());
             // Absolute, so a relative plugin directory is not joined to the
@@ -154,10 +194,8 @@ fn load(
             let program = find_program(&command, &cwd, &path).ok_or_else(|| {
                 refused(format!("the MCP server `{name}`'s command `{command}` is not a program on the PATH it gets ({path}) or a file under {}", cwd.display()))
             })?;
-            let extra = program.canonicalize().into_iter().collect();
+            let extra = program.canonicalize().into_iter().chain(reads).collect();
             let processes = Some(sandbox.confinement());
-            hint = launcher_hint(&command, &args);
-            warnings.extend(hint.clone());
             let start = Start::Stdio {
                 sandbox: Box::new(sandbox),
                 program,
@@ -201,8 +239,11 @@ fn load(
             DEFAULT_CONNECT_TIMEOUT
         },
         unconnected,
-        authorizer,
-        roots,
+        authorizer: adapter.authorizer.clone(),
+        answers: Answers {
+            roots,
+            handler: adapter.requests.clone(),
+        },
         state: tokio::sync::Mutex::new(State::default()),
     });
     if unconnected {
@@ -211,10 +252,7 @@ fn load(
     } else {
         let connected = block_on(server.connect()).map_err(|message| LoadError::Invalid {
             path: candidate.entry.clone(),
-            message: match &hint {
-                Some(hint) => format!("{message}; {hint}"),
-                None => message,
-            },
+            message,
         })?;
         warnings.extend(connected.warnings);
         tracing::debug!(target: "yohost::plugin", plugin = %name, server = %connected.info, "MCP server connected");
@@ -253,25 +291,6 @@ fn block_on<T: Send>(future: impl std::future::Future<Output = T> + Send) -> T {
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
-}
-
-/// What to do instead of starting a server with a launcher that fetches
-/// it first (`npx`, `uvx`, `pipx run`, `bunx`): in a sandbox that lets it
-/// reach no registry and write no cache, and in a check, which opens no
-/// connection, it cannot start.
-fn launcher_hint(command: &str, args: &[String]) -> Option<String> {
-    let program = Path::new(command).file_name()?.to_str()?;
-    let package = args
-        .iter()
-        .skip_while(|a| program == "pipx" && *a == "run")
-        .find(|a| !a.starts_with('-'))
-        .map_or("the server", String::as_str);
-    let instead = match program {
-        "npx" | "bunx" => format!("install it into the plugin's folder (`npm install --prefix FOLDER {package}`) and start it with `node`, its `bin` under `node_modules/`"),
-        "uvx" | "pipx" => format!("install it into a virtualenv in the plugin's folder (`python3 -m venv FOLDER/venv && FOLDER/venv/bin/pip install {package}`) and start the program it installs there"),
-        _ => return None,
-    };
-    Some(format!("`{program}` fetches {package} as it starts, which needs a registry and a cache the sandbox does not give: {instead}"))
 }
 
 /// The program `command` names: a path (relative to `cwd`), or a name

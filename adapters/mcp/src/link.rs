@@ -4,6 +4,7 @@
 //! [`crate::convert`].
 
 use crate::oauth::{self, Authorizer};
+use crate::requests::ServerRequestHandler;
 use crate::stdio::{self, Process};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest,
@@ -55,6 +56,15 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// What the client answers a server's requests with.
+#[derive(Clone, Default)]
+pub(crate) struct Answers {
+    /// The plugin's granted folders, as `file://` URIs.
+    pub(crate) roots: Vec<String>,
+    /// Who answers for the user and the model, if anyone does.
+    pub(crate) handler: Option<Arc<dyn ServerRequestHandler>>,
+}
+
 /// The client's side of the protocol: what it tells a server it is, and
 /// its answers to what a server asks and tells it.
 struct Client {
@@ -63,16 +73,34 @@ struct Client {
     /// Where those lines go: the subscriber of the load that connected.
     dispatch: tracing::Dispatch,
     list_changes: Arc<AtomicU64>,
-    /// The plugin's granted folders, as `file://` URIs.
-    roots: Vec<String>,
+    answers: Answers,
+}
+
+impl Client {
+    /// Log, as the server's, that it asked for `what` and no one answers.
+    fn unanswered(&self, what: &str) {
+        tracing::dispatcher::with_default(&self.dispatch, || {
+            tracing::warn!(target: "yohost::plugin", plugin = %self.server, phase = "server", "the MCP server `{}` asked {what}; there is no one to ask, so it was declined", self.server);
+        });
+    }
+}
+
+/// A handler's failure, as the error the server gets.
+fn handler_error(server: &str, what: &str, why: String) -> rmcp::ErrorData {
+    rmcp::ErrorData::internal_error(format!("{what} for `{server}` failed: {why}"), None)
 }
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
         // Roots are offered (deprecated by SEP-2577, in the specification's
-        // next version; the versions yohost speaks have them).
+        // next version; the versions yohost speaks have them), and the user
+        // and the model when someone answers for them.
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = Some(Default::default());
+        if self.answers.handler.is_some() {
+            capabilities.elicitation = Some(Default::default());
+            capabilities.sampling = Some(Default::default());
+        }
         ClientConfig::new(
             capabilities,
             Implementation::new("yohost", env!("CARGO_PKG_VERSION")),
@@ -80,28 +108,52 @@ impl ClientHandler for Client {
         .with_protocol_version(PROTOCOL_VERSION)
     }
 
-    // rmcp's answers to the rest of what a server asks suit a headless
-    // host: sampling is "method not found" (no model to lend), and `ping`
-    // is answered.
+    // `ping` is answered by rmcp.
 
-    /// Declined, naming the server: a host without a user has no one to ask.
+    /// Asked of the handler, or declined, naming the server.
     async fn create_elicitation(
         &self,
         request: rmcp::model::ElicitRequestParams,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        if let Some(handler) = &self.answers.handler {
+            return handler
+                .elicit(&self.server, request)
+                .await
+                .map_err(|why| handler_error(&self.server, "asking the user", why));
+        }
         let asked = serde_json::to_value(&request)
             .ok()
             .and_then(|r| r.get("message").and_then(Value::as_str).map(str::to_string))
             .unwrap_or_default();
         // The server's words, cut to a line's worth.
         let asked: String = asked.chars().take(200).collect();
-        tracing::dispatcher::with_default(&self.dispatch, || {
-            tracing::warn!(target: "yohost::plugin", plugin = %self.server, phase = "server", "the MCP server `{}` asked the user for input ({asked:?}); there is no one to ask, so it was declined", self.server);
-        });
+        self.unanswered(&format!("the user for input ({asked:?})"));
         Ok(rmcp::model::ElicitResult::new(
             rmcp::model::ElicitationAction::Decline,
         ))
+    }
+
+    /// Asked of the handler, or refused, naming the server. (Sampling is
+    /// deprecated by the specification's next version, SEP-2577.)
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        request: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        match &self.answers.handler {
+            Some(handler) => handler
+                .sample(&self.server, request)
+                .await
+                .map_err(|why| handler_error(&self.server, "asking the model", why)),
+            None => {
+                self.unanswered("the model for a message (sampling)");
+                Err(rmcp::ErrorData::method_not_found::<
+                    rmcp::model::CreateMessageRequestMethod,
+                >())
+            }
+        }
     }
 
     /// The plugin's granted folders: what the server may work in.
@@ -110,7 +162,12 @@ impl ClientHandler for Client {
         &self,
         _context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        let roots = self.roots.iter().map(rmcp::model::Root::new).collect();
+        let roots = self
+            .answers
+            .roots
+            .iter()
+            .map(rmcp::model::Root::new)
+            .collect();
         Ok(rmcp::model::ListRootsResult::new(roots))
     }
 
@@ -135,9 +192,9 @@ impl Link {
         server: &str,
         process: Process,
         pipes: stdio::Pipes,
-        roots: &[String],
+        answers: &Answers,
     ) -> Result<Link, Failure> {
-        let (client, list_changes) = client(server, roots);
+        let (client, list_changes) = client(server, answers);
         let service = on_client_runtime(client.serve(pipes))
             .await
             .map_err(|e| init_failure(server, &e, process.gone()))?;
@@ -152,7 +209,7 @@ impl Link {
         url: &str,
         headers: &[(String, String)],
         authorizer: Option<Arc<dyn Authorizer>>,
-        roots: &[String],
+        answers: &Answers,
     ) -> Result<Link, Failure> {
         let mut custom = std::collections::HashMap::new();
         for (name, value) in headers {
@@ -165,11 +222,11 @@ impl Link {
             );
         }
         let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-        let (server, url, roots) = (server.to_string(), url.to_string(), roots.to_vec());
+        let (server, url, answers) = (server.to_string(), url.to_string(), answers.clone());
         // The transport's worker, and the OAuth client's connections, start
         // where they are made: on the client's runtime, with the connection.
         on_client_runtime(async move {
-            let (client, list_changes) = client(&server, &roots);
+            let (client, list_changes) = client(&server, &answers);
             let first = client
                 .serve(StreamableHttpClientTransport::from_config(config.clone()))
                 .await;
@@ -183,7 +240,7 @@ impl Link {
                     let manager =
                         oauth::authorize(&server, &url, &challenge, authorizer.as_ref()).await?;
                     let authorized = AuthClient::new(reqwest::Client::default(), manager);
-                    let (client, list_changes) = self::client(&server, &roots);
+                    let (client, list_changes) = self::client(&server, &answers);
                     let service = client
                         .serve(StreamableHttpClientTransport::with_client(
                             authorized, config,
@@ -375,15 +432,15 @@ fn client_runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// A client handler for `server` offering `roots`, and the count of the server's tool
-/// list changes it keeps.
-fn client(server: &str, roots: &[String]) -> (Client, Arc<AtomicU64>) {
+/// A client handler for `server` answering with `answers`, and the count
+/// of the server's tool list changes it keeps.
+fn client(server: &str, answers: &Answers) -> (Client, Arc<AtomicU64>) {
     let list_changes = Arc::new(AtomicU64::new(0));
     let client = Client {
         server: server.to_string(),
         dispatch: tracing::dispatcher::get_default(|d| d.clone()),
         list_changes: Arc::clone(&list_changes),
-        roots: roots.to_vec(),
+        answers: answers.clone(),
     };
     (client, list_changes)
 }

@@ -11,7 +11,7 @@
 //! - Dropping the plugin ends the server's process and what it started.
 
 use crate::convert::{tool_reply, tool_spec};
-use crate::link::{Failure, Link};
+use crate::link::{Answers, Failure, Link};
 use crate::oauth::Authorizer;
 use crate::stdio::{self, with_stderr, Tail};
 use serde_json::Value;
@@ -59,9 +59,10 @@ pub(crate) struct Server {
     pub unconnected: bool,
     /// Shows a person where to authorize a remote server that asks.
     pub authorizer: Option<Arc<dyn Authorizer>>,
-    /// The plugin's granted folders as `file://` URIs, the roots a server
-    /// is offered.
-    pub roots: Vec<String>,
+    /// What the server's requests are answered with: its roots (the
+    /// plugin's granted folders), and the embedder's handler of its
+    /// questions for the user and the model.
+    pub answers: Answers,
     pub state: tokio::sync::Mutex<State>,
 }
 
@@ -126,7 +127,7 @@ impl Server {
         let steps = async {
             let link = match opening {
                 Opening::Process(process, pipes) => {
-                    Link::stdio(&self.name, process, pipes, &self.roots).await?
+                    Link::stdio(&self.name, process, pipes, &self.answers).await?
                 }
                 Opening::Http(url, headers) => {
                     Link::http(
@@ -134,7 +135,7 @@ impl Server {
                         url,
                         headers,
                         self.authorizer.clone(),
-                        &self.roots,
+                        &self.answers,
                     )
                     .await?
                 }

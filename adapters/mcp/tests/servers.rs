@@ -20,62 +20,15 @@
 //!
 //! The servers are installed by `.ci/run` under `<target>/tmp/mcp-servers`.
 
+mod common;
 #[path = "../../../host/tests/support/mod.rs"]
 mod support;
 
+use common::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use support::*;
 use yohost::PluginHost;
-
-/// Where `.ci/run` installed the servers.
-fn servers() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable");
-    let target = exe
-        .ancestors()
-        .nth(3)
-        .expect("<target>/<profile>/deps/<exe>");
-    let dir = target.join("tmp/mcp-servers");
-    assert!(
-        dir.join("venv/bin/mcp-server-time").exists(),
-        "{} lacks the MCP servers: run .ci/run (or its MCP block) first",
-        dir.display()
-    );
-    dir
-}
-
-fn npm_server(name: &str) -> PathBuf {
-    servers().join("npm/@modelcontextprotocol").join(name)
-}
-
-fn host(dir: &Path) -> PluginHost {
-    PluginHost::builder(dir)
-        .adapter(yohost_adapter_mcp::adapter())
-        .open()
-        .expect("the directory opens")
-}
-
-async fn run_with(
-    host: &PluginHost,
-    turns: Vec<yoagent::provider::mock::MockResponse>,
-) -> Vec<(String, String, bool)> {
-    let (agent, _) = scripted(turns);
-    // No tool of the agent's own (the support's `echo`) shadows the servers'.
-    let mut agent = agent
-        .with_tools(Vec::new())
-        .with_extension(host.extension());
-    tool_results(&run(&mut agent, "go").await)
-}
-
-/// A folder `name` with `mcp.json` holding `servers` and a `plugin.toml`.
-fn folder(dir: &Path, name: &str, servers: serde_json::Value, manifest: &str) {
-    write(
-        dir,
-        &format!("{name}/mcp.json"),
-        &json!({ "mcpServers": servers }).to_string(),
-    );
-    write(dir, &format!("{name}/plugin.toml"), manifest);
-}
 
 /// The `everything` server in a folder, allowed to run.
 fn everything(dir: &Path, manifest_extra: &str) {
@@ -437,8 +390,8 @@ async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
     );
     hostile(dir.path(), "mute", &["mute"], "[timeouts]\nload = 1000\n");
     hostile(dir.path(), "fine", &[], "");
-    // `npx` as a README writes it: a stand-in that never answers, found
-    // first on the PATH the server gets.
+    // `npx` as a README writes it, for a package not installed beside it:
+    // a stand-in that would never answer, never started.
     hostile(
         dir.path(),
         "launched",
@@ -493,9 +446,10 @@ async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
         reason("mute")
     );
     assert!(
-        reason("launched").contains("`npx` fetches @example/server as it starts")
-            && reason("launched").contains("npm install --prefix FOLDER @example/server"),
-        "a launcher's refusal says what to do instead: {}",
+        reason("launched").contains("`npx` would fetch @example/server as it starts")
+            && reason("launched").contains("yohost add mcp:npm:@example/server --to DIR")
+            && !reason("launched").contains("mute"),
+        "a launcher is not run, and its refusal says what to do instead: {}",
         reason("launched")
     );
     assert!(reported(&report, "fine").reason.is_none());
@@ -505,51 +459,6 @@ async fn configurations_that_cannot_run_are_refused_and_the_others_load() {
     )
     .await;
     assert_eq!(results[0].1, "say: ok");
-}
-
-/// The everything server over streamable HTTP, ended when dropped.
-struct HttpServer(std::process::Child, u16);
-
-impl HttpServer {
-    /// The everything server over streamable HTTP.
-    fn start() -> HttpServer {
-        HttpServer::node(|node, port| {
-            node.arg(npm_server("server-everything").join("dist/index.js"))
-                .arg("streamableHttp")
-                .env("PORT", port.to_string());
-        })
-    }
-
-    /// A Node HTTP server on a free port of 127.0.0.1, as `configure` sets
-    /// it up for that port, once it says on stderr that it is listening.
-    fn node(configure: impl FnOnce(&mut std::process::Command, u16)) -> HttpServer {
-        use std::io::BufRead;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut node = std::process::Command::new("node");
-        configure(&mut node, port);
-        let mut child = node
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("node starts the server");
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = std::io::BufReader::new(stderr).lines();
-        let listening = lines.any(|l| l.is_ok_and(|l| l.contains("listening")));
-        assert!(listening, "the HTTP server started");
-        std::thread::spawn(move || lines.for_each(drop));
-        HttpServer(child, port)
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[tokio::test]

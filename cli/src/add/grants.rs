@@ -61,6 +61,18 @@ pub struct Ask {
     inferred: bool,
 }
 
+impl Ask {
+    /// A grant the package needs, known from what it is rather than
+    /// written in its own `plugin.toml`.
+    pub fn inferred(grant: &str, because: &str) -> Ask {
+        Ask {
+            grant: grant.into(),
+            because: because.into(),
+            inferred: true,
+        }
+    }
+}
+
 /// The package's own `plugin.toml`, parsed as the host will read it and as
 /// a table to write back; `None` if it has none.
 pub fn own_manifest(folder: &Path) -> Result<Option<(Manifest, toml::Table)>, String> {
@@ -208,18 +220,14 @@ pub fn decide(args: &AddArgs, asks: &[Ask]) -> Result<(), String> {
     }
 }
 
-/// Write the plugin's `plugin.toml` through the toml crate: the package's
-/// own table (or its name and ecosystem), with the granted inferred needs
-/// set, and a comment saying why each is there.
-pub fn write_manifest(
-    folder: &Path,
+/// The table of a package's `plugin.toml` before its grants: its own
+/// (`own`), or else its name and ecosystem.
+pub fn base_table(
     name: &str,
-    spec: &str,
     ecosystem: Option<&str>,
     own: Option<(Manifest, toml::Table)>,
-    asks: &[Ask],
-) -> Result<(), String> {
-    let mut table = match own {
+) -> toml::Table {
+    match own {
         Some((_, table)) => table,
         None => {
             let mut table = toml::Table::new();
@@ -229,7 +237,17 @@ pub fn write_manifest(
             }
             table
         }
-    };
+    }
+}
+
+/// Write the plugin's `plugin.toml` through the toml crate: `table`, with
+/// the granted inferred needs set, and a comment saying why each is there.
+pub fn write_manifest(
+    folder: &Path,
+    spec: &str,
+    mut table: toml::Table,
+    asks: &[Ask],
+) -> Result<(), String> {
     let inferred: Vec<&Ask> = asks.iter().filter(|a| a.inferred).collect();
     if !inferred.is_empty() {
         let capabilities = table

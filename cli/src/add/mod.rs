@@ -25,7 +25,9 @@
 //!   `add` leaves nothing behind. It ends with the plugin's `check` line.
 
 mod grants;
+mod mcp;
 mod npm;
+mod tool;
 mod unpack;
 
 use crate::output::{escaped, escaped_lines};
@@ -35,7 +37,9 @@ use std::process::ExitCode;
 /// Arguments of `yohost add`.
 #[derive(clap::Args)]
 pub struct AddArgs {
-    /// What to add: `npm:NAME[@VERSION]`, a package's `.tgz`, or a folder.
+    /// What to add: `npm:NAME[@VERSION]`, a package's `.tgz`, a folder, or
+    /// an MCP server from a registry: `mcp:npm:NAME[@VERSION]`,
+    /// `mcp:pypi:NAME[==VERSION]`.
     spec: String,
     /// The plugin directory.
     #[arg(long, default_value = "plugins")]
@@ -76,6 +80,13 @@ pub enum Source {
         /// npm's integrity hash of the tarball.
         integrity: Option<String>,
     },
+    /// PyPI: the distribution's name and version.
+    Pypi {
+        /// The distribution's name.
+        name: String,
+        /// Its version.
+        version: String,
+    },
     /// A folder or a `.tgz`, by its absolute path.
     Path(PathBuf),
 }
@@ -90,33 +101,52 @@ pub async fn add(args: AddArgs) -> Result<ExitCode, String> {
         .tempdir_in(&args.to)
         .map_err(|e| format!("cannot make a folder in {}: {e}", args.to.display()))?;
     let stage_path = std::path::absolute(stage.path()).map_err(|e| e.to_string())?;
+    if let Some(server) = args.spec.strip_prefix("mcp:") {
+        let folder = stage_path.join("server");
+        let installed = mcp::install(&args, server, &folder, &stage_path)?;
+        return place(&args.to, &folder, &installed.name, &installed.source).await;
+    }
     let (package, source, unpacked) = fetch(&args.spec, &stage_path)?;
     for skipped in unpacked.skipped() {
         println!("  left out {skipped}: only regular files and folders are taken");
     }
     let manifest = read_package(&package)?;
     let name = folder_name(&manifest, &args.spec)?;
-    let target = args.to.join(&name);
-    if target.exists() {
-        return Err(format!(
-            "{} already holds `{name}`: `yohost remove {name}` first",
-            args.to.display()
-        ));
-    }
+    vacant(&args.to, &name)?;
     let own = grants::own_manifest(&package)?;
     let asks = grants::asks(&package, own.as_ref());
     grants::decide(&args, &asks)?;
     let ecosystem = prepare(&package, manifest)?;
     npm::install_dependencies(&package, &stage_path)?;
-    grants::write_manifest(&package, &name, &args.spec, ecosystem, own, &asks)?;
-    std::fs::rename(&package, &target)
+    let table = grants::base_table(&name, ecosystem, own);
+    grants::write_manifest(&package, &args.spec, table, &asks)?;
+    place(&args.to, &package, &name, &source).await
+}
+
+/// An error unless `dir` has no `name` yet.
+fn vacant(dir: &Path, name: &str) -> Result<(), String> {
+    if dir.join(name).exists() {
+        return Err(format!(
+            "{} already holds `{name}`: `yohost remove {name}` first",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Move the complete plugin `folder` into `dir` as `name`, lock it as
+/// coming from `source`, and print its `check` line.
+async fn place(dir: &Path, folder: &Path, name: &str, source: &Source) -> Result<ExitCode, String> {
+    vacant(dir, name)?;
+    let target = dir.join(name);
+    std::fs::rename(folder, &target)
         .map_err(|e| format!("cannot move the package to {}: {e}", target.display()))?;
-    if let Err(e) = crate::lock::record(&args.to, &name, &source) {
+    if let Err(e) = crate::lock::record(dir, name, source) {
         let _ = std::fs::remove_dir_all(&target);
         return Err(e);
     }
-    println!("added {name} to {}", args.to.display());
-    check_line(&args.to, &name).await
+    println!("added {name} to {}", dir.display());
+    check_line(dir, name).await
 }
 
 /// Remove the plugin `args.name` and its lock entry: its folder, or its
@@ -218,17 +248,22 @@ fn folder_name(package: &serde_json::Value, spec: &str) -> Result<String, String
         .map(|n| n.rsplit('/').next().unwrap_or(n).to_string())
         .or_else(from_spec)
         .unwrap_or_default();
+    plugin_name(&name)
+}
+
+/// `name` as a plugin folder's name: an error unless it is one.
+fn plugin_name(name: &str) -> Result<String, String> {
     let valid = !name.is_empty()
         && !name.starts_with('.')
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if valid {
-        Ok(name)
+        Ok(name.to_string())
     } else {
         Err(format!(
             "cannot name a plugin folder after `{}`",
-            escaped(&name)
+            escaped(name)
         ))
     }
 }

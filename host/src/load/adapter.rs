@@ -515,6 +515,7 @@ mod tests {
             named_by_manifest: false,
             ecosystem: ecosystem.unwrap_or_default(),
             manifest,
+            manifest_as_read: None,
             fingerprint: Vec::new(),
             dry_run: false,
         }

@@ -54,6 +54,11 @@ pub struct Candidate {
     pub engine: EngineKind,
     /// Its manifest (defaults when it has none).
     pub manifest: Manifest,
+    /// The folder's manifest as its file reads, when the adapter derived
+    /// [`manifest`](Self::manifest) from it (an MCP server's
+    /// `[servers.NAME]` table): what a locked load holds the locked copy's
+    /// manifest to. `None` when `manifest` is the file's own.
+    pub manifest_as_read: Option<Box<Manifest>>,
     /// Whether the manifest set the name.
     pub named_by_manifest: bool,
     /// Its API: the manifest's, else detected from the source's imports.
@@ -337,10 +342,18 @@ impl Candidate {
             entry,
             engine,
             manifest,
+            manifest_as_read: None,
             ecosystem,
             fingerprint,
             dry_run: false,
         })
+    }
+
+    /// The candidate, its manifest derived by its adapter from `read`, the
+    /// folder's manifest as its file reads ([`manifest_as_read`](Self::manifest_as_read)).
+    pub fn derived_from(mut self, read: Manifest) -> Candidate {
+        self.manifest_as_read = Some(Box::new(read));
+        self
     }
 }
 

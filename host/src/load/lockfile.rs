@@ -255,6 +255,7 @@ pub(crate) fn snapshot(
             std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         }
         std::fs::write(&target, &bytes).map_err(|e| format!("{}: {e}", target.display()))?;
+        keep_executable(candidate, relative, &target)?;
         if entry_path(candidate, relative) {
             entry_copy = Some(target);
         }
@@ -276,7 +277,11 @@ pub(crate) fn snapshot(
         // The manifest that counts is the one that was hashed.
         let manifest =
             Manifest::read(&root.join(MANIFEST_FILE)).map_err(|e| refuse(e.to_string()))?;
-        if manifest != candidate.manifest {
+        let expected = candidate
+            .manifest_as_read
+            .as_deref()
+            .unwrap_or(&candidate.manifest);
+        if manifest != *expected {
             return Err(refuse(format!(
                 "its {MANIFEST_FILE} changed while it loaded"
             )));
@@ -291,6 +296,26 @@ pub(crate) fn snapshot(
     absolute(&mut loaded.manifest.capabilities.read);
     absolute(&mut loaded.manifest.capabilities.write);
     Ok((loaded, copy))
+}
+
+/// Make the copy `target` of `candidate`'s file `relative` executable (by
+/// this user alone) if the file is: a program the plugin starts (a
+/// virtualenv's `python`, a script) runs from the copy as from the
+/// original.
+fn keep_executable(candidate: &Candidate, relative: &str, target: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let original = match relative.strip_prefix("entry:") {
+        Some(_) => candidate.entry.clone(),
+        None if candidate.root.is_dir() => candidate.root.join(relative),
+        None => candidate.root.clone(),
+    };
+    let executable =
+        std::fs::metadata(&original).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+    if executable {
+        std::fs::set_permissions(target, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("{}: {e}", target.display()))?;
+    }
+    Ok(())
 }
 
 /// A plugin loaded from a private copy, which lives as long as it does.

@@ -39,8 +39,9 @@ const RUNTIME_DIRS: &[&str] = &[
 ];
 
 /// Files and folders of `/etc` a program needs to start, to resolve names
-/// and certificates, and to tell the time zone and a file's media type
-/// (which common MCP servers read at start); none holds a secret. The rest
+/// and certificates, and to tell the time zone, a file's media type and
+/// the system's release (which common MCP servers and pip read at start);
+/// none holds a secret. The rest
 /// of `/etc` (`passwd`, `shadow`, the host's configuration) stays closed.
 const SYSTEM_FILES: &[&str] = &[
     "/etc/ld.so.cache",
@@ -49,6 +50,9 @@ const SYSTEM_FILES: &[&str] = &[
     "/etc/localtime",
     "/etc/timezone",
     "/etc/mime.types",
+    "/etc/os-release",
+    "/etc/lsb-release",
+    "/etc/debian_version",
     "/etc/ssl",
     "/etc/ca-certificates",
     "/etc/pki",

@@ -1,0 +1,238 @@
+//! A remote MCP server that demands OAuth, then asks the user
+//! (elicitation) and the model (sampling) in the middle of a call
+//! (`tests/fixture/oauth_asker.mjs`, built with the MCP TypeScript SDK and
+//! its authorization server), through a real `yoagent::Agent`:
+//! - with an authorizer and a request handler registered on the adapter,
+//!   the server is authorized (dynamic registration, the code with PKCE,
+//!   the browser's return to yohost's loopback listener), and its call
+//!   carries the user's and the model's answers, each asked naming the
+//!   server;
+//! - a handler that fails sends the server an error naming what failed,
+//!   and the call fails, saying so;
+//! - without a handler, the server is offered neither, so its call fails
+//!   and the run goes on.
+
+// Sampling is deprecated by the specification's next version (SEP-2577);
+// the versions yohost speaks have it.
+#![allow(deprecated)]
+
+mod common;
+#[path = "../../../host/tests/support/mod.rs"]
+mod support;
+
+use common::*;
+use serde_json::json;
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use support::*;
+use yohost::PluginHost;
+use yohost_adapter_mcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, SamplingMessage,
+};
+use yohost_adapter_mcp::{Answer, Authorizer, McpAdapter, ServerRequestHandler};
+
+/// The fixture on a free port of 127.0.0.1.
+fn asker() -> HttpServer {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture/oauth_asker.mjs");
+    let modules = npm_server("server-everything").join("node_modules");
+    HttpServer::node(|node, port| {
+        node.arg(&script).arg(&modules).arg(port.to_string());
+    })
+}
+
+/// A GET of `url` (plain HTTP): the response's status line and its
+/// `Location`, if any.
+fn get(url: &str) -> (String, Option<String>) {
+    let parsed = url::Url::parse(url).expect("a URL");
+    let address = format!("{}:{}", parsed.host_str().unwrap(), parsed.port().unwrap());
+    let mut stream = std::net::TcpStream::connect(address).expect("the server listens");
+    let target = match parsed.query() {
+        Some(query) => format!("{}?{query}", parsed.path()),
+        None => parsed.path().to_string(),
+    };
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        parsed.host_str().unwrap()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    let status = reply.lines().next().unwrap_or_default().to_string();
+    let location = reply
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Location: ")
+                .or_else(|| l.strip_prefix("location: "))
+        })
+        .map(str::to_string);
+    (status, location)
+}
+
+/// A browser that approves at once: it follows the authorization page's
+/// redirect back to yohost's listener, as a person's browser would.
+#[derive(Default)]
+struct Browser(Mutex<Vec<String>>);
+
+impl Authorizer for Browser {
+    fn present(&self, server: &str, url: &str) {
+        self.0.lock().unwrap().push(server.to_string());
+        let url = url.to_string();
+        // Off the caller's thread: yohost's listener answers the return.
+        std::thread::spawn(move || {
+            let (status, location) = get(&url);
+            let back =
+                location.unwrap_or_else(|| panic!("the authorization page redirects: {status}"));
+            get(&back);
+        });
+    }
+}
+
+/// Answers as a user and a model would, or fails, recording who asked.
+struct Answers {
+    fail: bool,
+    asked: Mutex<Vec<String>>,
+}
+
+impl ServerRequestHandler for Answers {
+    fn elicit<'a>(
+        &'a self,
+        server: &'a str,
+        request: ElicitRequestParams,
+    ) -> Answer<'a, ElicitResult> {
+        Box::pin(async move {
+            let message = serde_json::to_value(&request).unwrap()["message"].clone();
+            self.asked
+                .lock()
+                .unwrap()
+                .push(format!("{server} asks the user {message}"));
+            if self.fail {
+                return Err("the user closed the dialog".into());
+            }
+            Ok(ElicitResult::new(ElicitationAction::Accept)
+                .with_content(json!({"colour": "green"})))
+        })
+    }
+
+    fn sample<'a>(
+        &'a self,
+        server: &'a str,
+        _request: CreateMessageRequestParams,
+    ) -> Answer<'a, CreateMessageResult> {
+        Box::pin(async move {
+            self.asked
+                .lock()
+                .unwrap()
+                .push(format!("{server} asks the model"));
+            Ok(CreateMessageResult::new(
+                SamplingMessage::assistant_text("42"),
+                "scripted".into(),
+            ))
+        })
+    }
+}
+
+/// A plugin directory whose one server is the fixture at `port`.
+fn directory(port: u16) -> tempfile::TempDir {
+    let dir = plugin_dir();
+    folder(
+        dir.path(),
+        "asker",
+        json!({"asker": {"url": format!("http://127.0.0.1:{port}/mcp")}}),
+        "[capabilities]\nnetwork = [\"127.0.0.1\"]\n",
+    );
+    dir
+}
+
+/// Run `ask` once through a host of `dir` with `adapter`.
+async fn ask(
+    dir: &std::path::Path,
+    adapter: McpAdapter,
+) -> (Vec<(String, String, bool)>, PluginHost) {
+    let host = PluginHost::builder(dir)
+        .adapter(Arc::new(adapter))
+        .open()
+        .expect("the directory opens");
+    let results = run_with(&host, vec![call("ask", json!({})), text("done")]).await;
+    (results, host)
+}
+
+#[tokio::test]
+async fn an_authorized_server_s_questions_reach_the_embedder_s_handler() {
+    let server = asker();
+    let dir = directory(server.1);
+    let browser = Arc::new(Browser::default());
+    let answers = Arc::new(Answers {
+        fail: false,
+        asked: Mutex::default(),
+    });
+    let adapter = McpAdapter::default()
+        .with_authorizer(browser.clone())
+        .with_requests(answers.clone());
+    let (results, _host) = ask(dir.path(), adapter).await;
+    assert_eq!(
+        *browser.0.lock().unwrap(),
+        ["asker"],
+        "authorized once, naming the server"
+    );
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        !results[0].2
+            && results[0]
+                .1
+                .contains(r#"user: accept {"colour":"green"}; model: 42"#),
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(
+        *answers.asked.lock().unwrap(),
+        [
+            r#"asker asks the user "Which colour?""#,
+            "asker asks the model"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_failing_handler_fails_the_call_saying_what_failed() {
+    let server = asker();
+    let dir = directory(server.1);
+    let answers = Arc::new(Answers {
+        fail: true,
+        asked: Mutex::default(),
+    });
+    let adapter = McpAdapter::default()
+        .with_authorizer(Arc::new(Browser::default()))
+        .with_requests(answers.clone());
+    let (results, _host) = ask(dir.path(), adapter).await;
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].2
+            && results[0]
+                .1
+                .contains("asking the user for `asker` failed: the user closed the dialog"),
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(
+        answers.asked.lock().unwrap().len(),
+        1,
+        "the model was not asked"
+    );
+}
+
+#[tokio::test]
+async fn without_a_handler_the_server_is_offered_neither_and_the_run_goes_on() {
+    let server = asker();
+    let dir = directory(server.1);
+    let adapter = McpAdapter::default().with_authorizer(Arc::new(Browser::default()));
+    let (results, _host) = ask(dir.path(), adapter).await;
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].2 && results[0].1.to_lowercase().contains("elicitation"),
+        "the SDK's server refuses to ask a client that offers no elicitation: {:?}",
+        results[0]
+    );
+}
