@@ -14,7 +14,31 @@ export BROWSER="node $here/browser.mjs"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/plugins/conformance"
-printf '{"mcpServers": {"conformance": {"url": "%s"}}}\n' "$url" >"$dir/plugins/conformance/mcp.json"
+# The server's entry; a scenario whose client is registered beforehand
+# (MCP_CONFORMANCE_CONTEXT holds its id, and its secret or signing key)
+# gets it under `oauth`, as a person would write it.
+node - "$url" "$dir/plugins/conformance" <<'JS'
+const [url, folder] = process.argv.slice(2);
+const fs = require("node:fs");
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
+const entry = { url };
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO || "";
+// The client metadata document the suite's scenario serves for the client.
+if (scenario === "auth/basic-cimd") {
+  entry.oauth = { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" };
+}
+if (context.client_id) {
+  entry.oauth = { clientId: context.client_id };
+  if (scenario.startsWith("auth/client-credentials")) entry.oauth.grant = "client_credentials";
+  if (context.client_secret) entry.oauth.clientSecret = context.client_secret;
+  if (context.private_key_pem) {
+    fs.writeFileSync(`${folder}/client-key.pem`, context.private_key_pem);
+    entry.oauth.privateKeyFile = "client-key.pem";
+    entry.oauth.signingAlgorithm = context.signing_algorithm;
+  }
+}
+fs.writeFileSync(`${folder}/mcp.json`, JSON.stringify({ mcpServers: { conformance: entry } }));
+JS
 host="$(printf '%s' "$url" | sed -E 's#^https?://([^/:]+).*#\1#')"
 printf '[capabilities]\nnetwork = ["%s"]\n' "$host" >"$dir/plugins/conformance/plugin.toml"
 # The tool each scenario's server offers, and its arguments.

@@ -10,6 +10,7 @@
 //! - a value may name a granted environment variable as `${VAR}`,
 //!   `${env:VAR}` (Cursor, VS Code) or `${VAR:-default}` (Claude Code).
 
+use crate::oauth::OAuthSettings;
 use json_comments::{CommentSettings, StripComments};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
@@ -35,6 +36,8 @@ pub(crate) enum Transport {
         url: String,
         /// With `${VAR}` expanded.
         headers: Vec<(String, String)>,
+        /// How to authorize, if the server asks (its `oauth`).
+        oauth: OAuthSettings,
     },
 }
 
@@ -48,7 +51,7 @@ pub(crate) struct ServerConfig {
 /// Fields of the clients' formats this adapter reads or knows to pass over
 /// (`disabled` is read by discovery; `source` is Zed's, `dev` VS Code's).
 const KNOWN: &[&str] = &[
-    "command", "args", "env", "cwd", "url", "headers", "type", "disabled", "source", "dev",
+    "command", "args", "env", "cwd", "url", "headers", "oauth", "type", "disabled", "source", "dev",
 ];
 
 /// The keys under which the clients list their servers: Claude Desktop,
@@ -196,7 +199,17 @@ pub(crate) fn parse(
                 let value = expand(&value, granted, &format!("headers.{name}"))?;
                 headers.push((name, value));
             }
-            Transport::Http { url, headers }
+            let oauth = match entry.get("oauth") {
+                None | Some(Value::Null) => OAuthSettings::default(),
+                Some(oauth) => OAuthSettings::parse(key, oauth, &|value, field| {
+                    expand(value, granted, field)
+                })?,
+            };
+            Transport::Http {
+                url,
+                headers,
+                oauth,
+            }
         }
         (Some(_), None) | (None, None) => {
             return Err(format!(
@@ -339,6 +352,7 @@ mod tests {
             Transport::Http {
                 url: "https://mcp.example.com/mcp".into(),
                 headers: vec![("Authorization".into(), "Bearer s3cret".into())],
+                oauth: OAuthSettings::default(),
             }
         );
         assert!(config.warnings.is_empty(), "{:?}", config.warnings);

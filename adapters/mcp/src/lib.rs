@@ -45,7 +45,7 @@ mod stdio;
 use config::Transport;
 use launcher::Launch;
 pub use launcher::{console_scripts, installed_version, VENV};
-use link::Answers;
+use link::{Answers, Remote};
 pub use oauth::Authorizer;
 pub use requests::{Answer, ServerRequestHandler};
 /// The shapes of a server's requests and their answers, as the MCP Rust
@@ -206,7 +206,11 @@ fn load(candidate: &Candidate, grants: Grants, adapter: &McpAdapter) -> Result<L
             };
             (start, processes)
         }
-        Transport::Http { url, headers } => {
+        Transport::Http {
+            url,
+            headers,
+            mut oauth,
+        } => {
             let (url, host) = parse_url(&url).ok_or_else(|| {
                 refused(format!(
                     "the MCP server `{name}`'s `url` {url:?} is not an http:// or https:// URL"
@@ -215,11 +219,26 @@ fn load(candidate: &Candidate, grants: Grants, adapter: &McpAdapter) -> Result<L
             if !capabilities.network.allows(&host) {
                 return Err(refused(format!("the MCP server `{name}` is at {host}, which the plugin may not reach: grant it with `network = [\"{host}\"]` under [capabilities]")));
             }
+            if let Some(file) = &oauth.private_key_file {
+                oauth.private_key = Some(own_file(candidate, file).map_err(|why| {
+                    refused(format!(
+                        "the MCP server `{name}`'s `oauth.privateKeyFile` {}: {why}",
+                        file.display()
+                    ))
+                })?);
+            }
             let url = url.to_string();
-            (Start::Http { url, headers }, None)
+            (
+                Start::Http(Remote {
+                    url,
+                    headers,
+                    oauth,
+                }),
+                None,
+            )
         }
     };
-    let unconnected = matches!(start, Start::Http { .. }) && candidate.dry_run;
+    let unconnected = matches!(start, Start::Http(_)) && candidate.dry_run;
     // A process works in the plugin's granted folders; a remote server
     // reaches none of them, and is not told this machine's paths.
     let roots = match start {
@@ -228,7 +247,7 @@ fn load(candidate: &Candidate, grants: Grants, adapter: &McpAdapter) -> Result<L
             .filter_map(|grant| url::Url::from_directory_path(grant.real()).ok())
             .map(String::from)
             .collect(),
-        Start::Http { .. } => Vec::new(),
+        Start::Http(_) => Vec::new(),
     };
     let server = Arc::new(Server {
         name: name.clone(),
@@ -291,6 +310,25 @@ fn block_on<T: Send>(future: impl std::future::Future<Output = T> + Send) -> T {
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
+}
+
+/// The bytes of `file` (relative to the plugin's folder), which must be
+/// one of the plugin's own files: a setting cannot have the host read
+/// (and use) a file the plugin could not.
+fn own_file(candidate: &Candidate, file: &Path) -> Result<Vec<u8>, String> {
+    let path = candidate
+        .base_dir()
+        .join(file)
+        .canonicalize()
+        .map_err(|e| e.to_string())?;
+    if !candidate
+        .own_paths()
+        .iter()
+        .any(|own| path.starts_with(own))
+    {
+        return Err("is not a file of the plugin's own folder".into());
+    }
+    yohost::adapter::source::read_bytes(&path, 64 << 10).map_err(|e| e.to_string())
 }
 
 /// The program `command` names: a path (relative to `cwd`), or a name

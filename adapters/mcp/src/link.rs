@@ -3,7 +3,7 @@
 //! to what a server asks of its client. The results are read as JSON by
 //! [`crate::convert`].
 
-use crate::oauth::{self, Authorizer};
+use crate::oauth::{self, Authorizer, OAuthSettings};
 use crate::requests::ServerRequestHandler;
 use crate::stdio::{self, Process};
 use rmcp::model::{
@@ -54,6 +54,15 @@ impl std::fmt::Display for Failure {
             Failure::Protocol(problem) => write!(f, "broke the protocol: {problem}"),
         }
     }
+}
+
+/// A remote server: where it is, the headers it is sent, and how to
+/// authorize with it when it asks.
+#[derive(Debug)]
+pub(crate) struct Remote {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) oauth: OAuthSettings,
 }
 
 /// What the client answers a server's requests with.
@@ -201,18 +210,17 @@ impl Link {
         Link::new(server, service, list_changes, Some(process))
     }
 
-    /// Open a streamable HTTP connection to `url` with `headers` and shake
-    /// hands; a server that asks for authorization is authorized through
-    /// `authorizer` first, or refused without one.
+    /// Open a streamable HTTP connection to `remote` and shake hands; a
+    /// server that asks for authorization is authorized as its `oauth`
+    /// says (through `authorizer`, unless by client credentials) first.
     pub(crate) async fn http(
         server: &str,
-        url: &str,
-        headers: &[(String, String)],
+        remote: &Remote,
         authorizer: Option<Arc<dyn Authorizer>>,
         answers: &Answers,
     ) -> Result<Link, Failure> {
         let mut custom = std::collections::HashMap::new();
-        for (name, value) in headers {
+        for (name, value) in &remote.headers {
             let header = |e: &dyn std::fmt::Display| {
                 Failure::Protocol(format!("cannot send the header `{name}`: {e}"))
             };
@@ -221,8 +229,10 @@ impl Link {
                 reqwest::header::HeaderValue::try_from(value.as_str()).map_err(|e| header(&e))?,
             );
         }
-        let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-        let (server, url, answers) = (server.to_string(), url.to_string(), answers.clone());
+        let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
+            .custom_headers(custom);
+        let (server, url, answers) = (server.to_string(), remote.url.clone(), answers.clone());
+        let oauth = remote.oauth.clone();
         // The transport's worker, and the OAuth client's connections, start
         // where they are made: on the client's runtime, with the connection.
         on_client_runtime(async move {
@@ -233,12 +243,12 @@ impl Link {
             let service = match first {
                 Ok(service) => service,
                 Err(error) => {
-                    let (Some(challenge), Some(authorizer)) = (challenge(&error), authorizer)
-                    else {
+                    let Some(challenge) = challenge(&error) else {
                         return Err(init_failure(&server, &error, None));
                     };
                     let manager =
-                        oauth::authorize(&server, &url, &challenge, authorizer.as_ref()).await?;
+                        oauth::authorize(&server, &url, &challenge, authorizer.as_deref(), &oauth)
+                            .await?;
                     let authorized = AuthClient::new(reqwest::Client::default(), manager);
                     let (client, list_changes) = self::client(&server, &answers);
                     let service = client

@@ -1,17 +1,172 @@
 //! OAuth for a remote server that asks for authorization (HTTP 401, or 403
 //! for a scope), by `rmcp`'s OAuth client: discovery from the server's
-//! challenge, registration (dynamic, or a client id document), and the
-//! authorization code with PKCE. The person who authorizes is reached
-//! through an [`Authorizer`] the embedder registers: it is shown the
-//! authorization page's URL, and their browser comes back to a listener
-//! on the loopback address, which finishes the flow. Without an
-//! authorizer the server is refused, saying so.
+//! challenge, then one of
+//! - the authorization code with PKCE, for a client registered
+//!   dynamically, named by its metadata document's URL
+//!   (`clientMetadataUrl`, where the server takes one), or given in the
+//!   entry's `oauth` (`clientId`, and `clientSecret` for a confidential
+//!   one). The person who authorizes is
+//!   reached through an [`Authorizer`] the embedder registers: it is shown
+//!   the authorization page's URL, and their browser comes back to a
+//!   listener on the loopback address (on `callbackPort`, when the client
+//!   was registered with one), which finishes the flow. Without an
+//!   authorizer the server is refused, saying so;
+//! - client credentials (`"grant": "client_credentials"`), with the
+//!   client's secret or a key that signs a JWT (`privateKeyFile`, a PEM
+//!   file in the plugin's folder): no person takes part.
 //!
 //! Tokens are held in memory, by the connection that asked for them.
 
 use crate::link::Failure;
-use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, OAuthState};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig,
+    JwtSigningAlgorithm, OAuthState,
+};
+use serde_json::Value;
+use std::path::PathBuf;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How yohost authorizes with a server's authorization server: the
+/// entry's `oauth` object, checked (defaults: a client registered
+/// dynamically, the authorization code, the scopes the server asks for).
+#[derive(Clone, PartialEq, Default)]
+pub(crate) struct OAuthSettings {
+    /// A client registered beforehand (`clientId`).
+    pub client_id: Option<String>,
+    /// The HTTPS URL of the client's metadata document
+    /// (`clientMetadataUrl`), its id where the authorization server takes
+    /// one (a Client ID Metadata Document).
+    pub client_metadata_url: Option<String>,
+    /// Its secret (`clientSecret`, `${VAR}` expanded from a granted one).
+    pub client_secret: Option<String>,
+    /// The port of the loopback address the browser comes back to
+    /// (`callbackPort`), for a client registered with that redirect.
+    pub callback_port: Option<u16>,
+    /// The scopes to ask for (`scopes`), beyond those the server names.
+    pub scopes: Vec<String>,
+    /// Client credentials, not a person's approval (`"grant":
+    /// "client_credentials"`).
+    pub client_credentials: bool,
+    /// The PEM file, relative to the plugin's folder, whose key signs the
+    /// client's JWT (`privateKeyFile`), for client credentials.
+    pub private_key_file: Option<PathBuf>,
+    /// The key's algorithm (`signingAlgorithm`: ES256, ES384, RS256, …).
+    pub signing_algorithm: Option<String>,
+    /// The PEM of `private_key_file`, read by the load.
+    pub private_key: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for OAuthSettings {
+    /// Without the secret and the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthSettings")
+            .field("client_id", &self.client_id)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("callback_port", &self.callback_port)
+            .field("scopes", &self.scopes)
+            .field("client_credentials", &self.client_credentials)
+            .field("private_key_file", &self.private_key_file)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The fields of an entry's `oauth`.
+const OAUTH_FIELDS: &[&str] = &[
+    "clientId",
+    "clientMetadataUrl",
+    "clientSecret",
+    "callbackPort",
+    "scopes",
+    "grant",
+    "privateKeyFile",
+    "signingAlgorithm",
+];
+
+impl OAuthSettings {
+    /// The server `key`'s `oauth` object, each string through `expand`
+    /// (which reads only granted variables).
+    pub(crate) fn parse(
+        key: &str,
+        oauth: &Value,
+        expand: &dyn Fn(&str, &str) -> Result<String, String>,
+    ) -> Result<OAuthSettings, String> {
+        let Value::Object(oauth) = oauth else {
+            return Err(format!("`oauth` of the server `{key}` must be an object"));
+        };
+        if let Some(field) = oauth.keys().find(|k| !OAUTH_FIELDS.contains(&k.as_str())) {
+            return Err(format!(
+                "`oauth.{field}` of the server `{key}` is not one yohost reads ({})",
+                OAUTH_FIELDS.join(", ")
+            ));
+        }
+        let text = |field: &str| -> Result<Option<String>, String> {
+            match oauth.get(field) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => expand(s, &format!("oauth.{field}")).map(Some),
+                Some(_) => Err(format!(
+                    "`oauth.{field}` of the server `{key}` must be a string"
+                )),
+            }
+        };
+        let scopes = match oauth.get("scopes") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(scopes)) => scopes
+                .iter()
+                .map(|s| s.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| format!("`oauth.scopes` of the server `{key}` must be strings"))?,
+            Some(Value::String(scopes)) => scopes.split_whitespace().map(str::to_string).collect(),
+            Some(_) => {
+                return Err(format!(
+                    "`oauth.scopes` of the server `{key}` must be an array of strings"
+                ))
+            }
+        };
+        let callback_port = match oauth.get("callbackPort") {
+            None | Some(Value::Null) => None,
+            Some(port) => Some(
+                port.as_u64()
+                    .and_then(|p| u16::try_from(p).ok())
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| {
+                        format!("`oauth.callbackPort` of the server `{key}` must be a port number")
+                    })?,
+            ),
+        };
+        let client_credentials = match text("grant")?.as_deref() {
+            None | Some("authorization_code") => false,
+            Some("client_credentials") => true,
+            Some(other) => return Err(format!("`oauth.grant` of the server `{key}` is `{other}`; yohost knows `authorization_code` and `client_credentials`")),
+        };
+        let settings = OAuthSettings {
+            client_id: text("clientId")?,
+            client_metadata_url: text("clientMetadataUrl")?,
+            client_secret: text("clientSecret")?,
+            callback_port,
+            scopes,
+            client_credentials,
+            private_key_file: text("privateKeyFile")?.map(PathBuf::from),
+            signing_algorithm: text("signingAlgorithm")?,
+            private_key: None,
+        };
+        if settings.client_secret.is_some() && settings.client_id.is_none() {
+            return Err(format!(
+                "`oauth.clientSecret` of the server `{key}` needs the `clientId` it belongs to"
+            ));
+        }
+        if settings.client_credentials
+            && (settings.client_id.is_none()
+                || settings.client_secret.is_none() == settings.private_key_file.is_none())
+        {
+            return Err(format!("client credentials for the server `{key}` need `oauth.clientId` and one of `clientSecret` and `privateKeyFile`"));
+        }
+        Ok(settings)
+    }
+}
 
 /// Shows a person where to authorize yohost to reach an MCP server. The
 /// `yohost` command prints the URL and opens it with `$BROWSER` when set;
@@ -27,30 +182,72 @@ pub trait Authorizer: Send + Sync {
 const MAX_CALLBACK_BYTES: usize = 16 << 10;
 
 /// Authorize yohost for the server at `url`, which answered with the
-/// `WWW-Authenticate` header `challenge`: the manager that holds the
-/// tokens, for the connection to use.
+/// `WWW-Authenticate` header `challenge`, as `settings` say: the manager
+/// that holds the tokens, for the connection to use.
 pub(crate) async fn authorize(
     server: &str,
     url: &str,
     challenge: &str,
-    authorizer: &dyn Authorizer,
+    authorizer: Option<&dyn Authorizer>,
+    settings: &OAuthSettings,
 ) -> Result<AuthorizationManager, Failure> {
     let failed = |e: &dyn std::fmt::Display| {
         Failure::Gone(format!(
             "the MCP server `{server}` asks for authorization, and authorizing failed: {e}"
         ))
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| failed(&e))?;
+    if settings.client_credentials {
+        let client_id = settings.client_id.clone().unwrap_or_default();
+        let scopes = settings.scopes.clone();
+        let resource = Some(url.to_string());
+        let config = match (&settings.client_secret, &settings.private_key) {
+            (Some(secret), _) => ClientCredentialsConfig::ClientSecret {
+                client_id,
+                client_secret: secret.clone(),
+                scopes,
+                resource,
+            },
+            (None, key) => ClientCredentialsConfig::PrivateKeyJwt {
+                client_id,
+                signing_key: key.clone().unwrap_or_default(),
+                signing_algorithm: signing_algorithm(settings.signing_algorithm.as_deref())
+                    .map_err(|e| failed(&e))?,
+                token_endpoint_audience: None,
+                scopes,
+                resource,
+            },
+        };
+        return client_credentials(url.to_string(), config)
+            .await
+            .map_err(|e| failed(&e));
+    }
+    let Some(authorizer) = authorizer else {
+        return Err(Failure::Gone(format!("the MCP server `{server}` asks for authorization (HTTP 401, OAuth), and no one is there to authorize it: register an authorizer (`McpAdapter::with_authorizer`), as the `yohost` command does, or give it client credentials (`\"oauth\": {{\"grant\": \"client_credentials\", …}}`)")));
+    };
+    let listener =
+        tokio::net::TcpListener::bind(("127.0.0.1", settings.callback_port.unwrap_or(0)))
+            .await
+            .map_err(|e| failed(&e))?;
     let port = listener.local_addr().map_err(|e| failed(&e))?.port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
     let mut state = OAuthState::new(url, None)
         .await
         .map_err(|e: AuthError| failed(&e))?;
-    let request = AuthorizationRequest::new(&redirect)
+    let mut request = AuthorizationRequest::new(&redirect)
         .with_client_name("yohost")
         .with_challenge(challenge);
+    if !settings.scopes.is_empty() {
+        request = request.with_scopes(settings.scopes.iter().cloned());
+    }
+    if let Some(client_id) = &settings.client_id {
+        request = request.with_preregistered_client(client_id);
+    }
+    if let Some(document) = &settings.client_metadata_url {
+        request = request.with_client_metadata_url(document);
+    }
+    if let Some(secret) = &settings.client_secret {
+        request = request.with_client_secret(secret);
+    }
     state
         .start_authorization(request)
         .await
@@ -68,6 +265,51 @@ pub(crate) async fn authorize(
     state
         .into_authorization_manager()
         .ok_or_else(|| failed(&"the authorization did not complete"))
+}
+
+/// Authorize with client credentials, as `config` says, at the server
+/// `url`'s authorization server. `rmcp`'s exchange holds what cannot move
+/// between threads across its awaits, so it runs on a thread and a
+/// runtime of its own.
+async fn client_credentials(
+    url: String,
+    config: ClientCredentialsConfig,
+) -> Result<AuthorizationManager, String> {
+    let exchange = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        runtime.block_on(async {
+            let mut state = OAuthState::new(&url, None)
+                .await
+                .map_err(|e| e.to_string())?;
+            state
+                .authenticate_client_credentials(config)
+                .await
+                .map_err(|e| e.to_string())?;
+            state
+                .into_authorization_manager()
+                .ok_or_else(|| "the authorization did not complete".to_string())
+        })
+    });
+    exchange.await.map_err(|e| e.to_string())?
+}
+
+/// The algorithm `name` names (ES256 when none is named).
+fn signing_algorithm(name: Option<&str>) -> Result<JwtSigningAlgorithm, String> {
+    Ok(match name.unwrap_or("ES256") {
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        other => {
+            return Err(format!(
+                "`oauth.signingAlgorithm` `{other}` is not ES256, ES384, RS256, RS384 or RS512"
+            ))
+        }
+    })
 }
 
 /// Wait for the browser's request to the callback, answer it, and give the
@@ -102,5 +344,64 @@ async fn callback(listener: &tokio::net::TcpListener, port: u16) -> std::io::Res
         let _ = stream
             .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
             .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(oauth: Value) -> Result<OAuthSettings, String> {
+        OAuthSettings::parse("crm", &oauth, &|value, _| {
+            Ok(value.replace("${env:SECRET}", "s3cret"))
+        })
+    }
+
+    #[test]
+    fn an_entry_s_oauth_names_its_client_grant_and_key() {
+        let settings = parse(json!({"clientId": "me", "clientSecret": "${env:SECRET}", "callbackPort": 8765, "scopes": "a b"})).unwrap();
+        assert_eq!(settings.client_id.as_deref(), Some("me"));
+        assert_eq!(settings.client_secret.as_deref(), Some("s3cret"));
+        assert_eq!(settings.callback_port, Some(8765));
+        assert_eq!(settings.scopes, ["a", "b"]);
+        assert!(
+            !format!("{settings:?}").contains("s3cret"),
+            "the secret is not shown"
+        );
+        let jwt = parse(
+            json!({"grant": "client_credentials", "clientId": "me", "privateKeyFile": "key.pem"}),
+        )
+        .unwrap();
+        assert!(jwt.client_credentials);
+        assert_eq!(jwt.private_key_file, Some(PathBuf::from("key.pem")));
+    }
+
+    #[test]
+    fn an_oauth_that_cannot_work_is_refused_saying_why() {
+        for (oauth, says) in [
+            (json!({"clientSecret": "x"}), "needs the `clientId`"),
+            (
+                json!({"grant": "client_credentials", "clientId": "me"}),
+                "one of `clientSecret` and `privateKeyFile`",
+            ),
+            (
+                json!({"grant": "client_credentials", "clientId": "me", "clientSecret": "x", "privateKeyFile": "k"}),
+                "one of `clientSecret` and `privateKeyFile`",
+            ),
+            (
+                json!({"grant": "implicit"}),
+                "`oauth.grant` of the server `crm` is `implicit`",
+            ),
+            (json!({"callbackPort": 70000}), "must be a port number"),
+            (
+                json!({"clientID": "me"}),
+                "`oauth.clientID` of the server `crm` is not one yohost reads",
+            ),
+            (json!("me"), "must be an object"),
+        ] {
+            let why = parse(oauth.clone()).unwrap_err();
+            assert!(why.contains(says), "{oauth}: {why}");
+        }
     }
 }

@@ -11,7 +11,7 @@
 //! - Dropping the plugin ends the server's process and what it started.
 
 use crate::convert::{tool_reply, tool_spec};
-use crate::link::{Answers, Failure, Link};
+use crate::link::{Answers, Failure, Link, Remote};
 use crate::oauth::Authorizer;
 use crate::stdio::{self, with_stderr, Tail};
 use serde_json::Value;
@@ -42,10 +42,7 @@ pub(crate) enum Start {
         extra: Vec<PathBuf>,
     },
     /// A remote server.
-    Http {
-        url: String,
-        headers: Vec<(String, String)>,
-    },
+    Http(Remote),
 }
 
 /// A server: how to start it, and its connection.
@@ -83,7 +80,7 @@ pub(crate) struct State {
 /// address.
 enum Opening<'a> {
     Process(stdio::Process, stdio::Pipes),
-    Http(&'a str, &'a [(String, String)]),
+    Http(&'a Remote),
 }
 
 /// What connecting gave.
@@ -122,22 +119,15 @@ impl Server {
                 tail = Some(started.0.tail());
                 Opening::Process(started.0, started.1)
             }
-            Start::Http { url, headers } => Opening::Http(url, headers),
+            Start::Http(remote) => Opening::Http(remote),
         };
         let steps = async {
             let link = match opening {
                 Opening::Process(process, pipes) => {
                     Link::stdio(&self.name, process, pipes, &self.answers).await?
                 }
-                Opening::Http(url, headers) => {
-                    Link::http(
-                        &self.name,
-                        url,
-                        headers,
-                        self.authorizer.clone(),
-                        &self.answers,
-                    )
-                    .await?
+                Opening::Http(remote) => {
+                    Link::http(&self.name, remote, self.authorizer.clone(), &self.answers).await?
                 }
             };
             let seen = link.list_changes();

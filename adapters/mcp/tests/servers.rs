@@ -917,3 +917,33 @@ async fn tool_lists_are_bounded_in_number_and_in_the_size_of_each_tool() {
     assert!(oversized.tools.contains(&"long_description".to_string()));
     assert!(!oversized.tools.iter().any(|t| t.starts_with("nnnn")));
 }
+
+#[tokio::test]
+async fn a_signing_key_outside_the_plugin_s_own_files_is_refused() {
+    let dir = plugin_dir();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    for (name, file) in [
+        ("outside", outside.path().display().to_string()),
+        ("climbs", "../secret.pem".to_string()),
+    ] {
+        folder(
+            dir.path(),
+            name,
+            json!({ name: {"url": "http://127.0.0.1:9/mcp", "oauth": {"grant": "client_credentials", "clientId": "me", "privateKeyFile": file}} }),
+            "[capabilities]\nnetwork = [\"127.0.0.1\"]\n",
+        );
+    }
+    write(dir.path(), "secret.pem", "not the plugin's");
+    let host = host(dir.path());
+    let report = host.report().await;
+    for name in ["outside", "climbs"] {
+        let plugin = reported(&report, name);
+        assert_eq!(plugin.status, yohost::Status::Refused, "{plugin:?}");
+        let reason = plugin.reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.contains("`oauth.privateKeyFile`")
+                && reason.contains("is not a file of the plugin's own folder"),
+            "{name}: {reason}"
+        );
+    }
+}
