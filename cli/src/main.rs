@@ -99,6 +99,10 @@ enum Command {
     /// Install a plugin into a plugin directory: `npm:NAME[@VERSION]`, a
     /// package's `.tgz`, or a folder; with the grants it needs, and locked.
     Add(add::AddArgs),
+    /// Import every MCP server another client's file lists (Claude
+    /// Desktop's, Cursor's, VS Code's, Zed's), each into a plugin folder of
+    /// its own, with the grants it needs and its package installed.
+    Import(add::ImportArgs),
     /// Remove a plugin that `add` installed, and its lock entry.
     Remove(add::RemoveArgs),
     /// Record every plugin of a directory in its `yohost.lock` as it is now.
@@ -122,6 +126,7 @@ fn main() -> ExitCode {
             Command::Bench(args) => bench::bench(args).await,
             Command::New(args) => new::new(args),
             Command::Add(args) => add::add(args).await,
+            Command::Import(args) => add::import(args).await,
             Command::Remove(args) => add::remove(args),
             Command::Lock(args) => lock::lock(args),
         }

@@ -655,3 +655,82 @@ fn an_mcp_server_from_a_registry_needs_allow_exec_and_a_spec_that_names_one_pack
         );
     }
 }
+
+#[test]
+fn import_makes_a_locked_folder_for_each_server_of_another_client_s_file() {
+    let top = plugin_dir();
+    let plugins = top.path().join("plugins");
+    let repo = top.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(plugins.join("taken")).unwrap();
+    let file = top.path().join("claude_desktop_config.json");
+    write(
+        top.path(),
+        "claude_desktop_config.json",
+        &format!(
+            r#"{{
+  // as Claude Desktop writes it, with a comment
+  "mcpServers": {{
+    "memory": {{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.31", "{repo}"]}},
+    "remote": {{"url": "http://127.0.0.1:9/mcp", "headers": {{"Authorization": "Bearer ${{env:YOHOST_IMPORT_TOKEN}}"}}}},
+    "taken": {{"command": "node", "args": ["server.js"]}},
+    "off": {{"command": "node", "args": ["off.js"], "disabled": true}}
+  }}
+}}"#,
+            repo = repo.display()
+        ),
+    );
+    let (code, stdout, stderr) = yohost(
+        &[
+            "import",
+            file.to_str().unwrap(),
+            "--to",
+            plugins.to_str().unwrap(),
+            "--allow-exec",
+            "--allow-network",
+            "--yes",
+        ],
+        top.path(),
+    );
+    assert_eq!(code, Some(1), "one server is not imported: {stdout}{stderr}");
+    assert!(
+        stdout.contains("taken is not imported") && stdout.contains("yohost remove taken"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("imported 2 of 3 servers"),
+        "the disabled one is not counted: {stdout}"
+    );
+    assert!(
+        stdout.contains("memory (mcp, mcp): loaded"),
+        "its package is installed beside it: {stdout}"
+    );
+    let memory = std::fs::read_to_string(plugins.join("memory/plugin.toml")).unwrap();
+    assert!(
+        memory.contains("exec = true") && memory.contains(&format!("read = [\"{}\"]", repo.display())),
+        "{memory}"
+    );
+    let remote = std::fs::read_to_string(plugins.join("remote/plugin.toml")).unwrap();
+    assert!(
+        remote.contains(r#"network = ["127.0.0.1"]"#)
+            && remote.contains(r#"env = ["YOHOST_IMPORT_TOKEN"]"#),
+        "{remote}"
+    );
+    let servers = std::fs::read_to_string(plugins.join("remote/mcp.json")).unwrap();
+    assert!(
+        servers.contains("${env:YOHOST_IMPORT_TOKEN}"),
+        "the entry is kept as written: {servers}"
+    );
+    assert!(!plugins.join("off").exists());
+    let lock = std::fs::read_to_string(plugins.join("yohost.lock")).unwrap();
+    assert!(
+        lock.contains("source = \"npm:@modelcontextprotocol/server-memory@2026.8.31\"")
+            && lock.contains("name = \"remote\""),
+        "{lock}"
+    );
+    assert!(
+        entries(&plugins).iter().all(|e| !e.starts_with(".yohost-add-")),
+        "no stage is left: {:?}",
+        entries(&plugins)
+    );
+}

@@ -244,21 +244,13 @@ fn looks_secret(name: &str) -> bool {
 /// given.
 fn expand(value: &str, granted: &[String], field: &str) -> Result<String, String> {
     let mut out = String::new();
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| format!("`{field}` opens `${{` without closing it"))?;
-        let inner = &after[..end];
-        if let Some(input) = inner.strip_prefix("input:") {
-            return Err(format!("`{field}` asks the user for `${{input:{input}}}`, which a host without a user cannot do: put the value in an environment variable granted under [capabilities] env and write `${{env:VAR}}`"));
-        }
-        let inner = inner.strip_prefix("env:").unwrap_or(inner);
-        let (name, default) = match inner.split_once(":-") {
-            Some((name, default)) => (name, Some(default)),
-            None => (inner, None),
+    for piece in pieces(value, field)? {
+        let (name, default) = match piece {
+            Piece::Text(text) => {
+                out.push_str(text);
+                continue;
+            }
+            Piece::Variable { name, default } => (name, default),
         };
         if !granted.iter().any(|g| g == name) {
             return Err(format!("`{field}` reads the environment variable `{name}`, which the plugin is not granted: add it to `env` under [capabilities]"));
@@ -273,10 +265,94 @@ fn expand(value: &str, granted: &[String], field: &str) -> Result<String, String
             }
         };
         out.push_str(&set);
+    }
+    Ok(out)
+}
+
+/// A piece of a string that may name variables.
+enum Piece<'a> {
+    /// Text as it is.
+    Text(&'a str),
+    /// `${VAR}`, `${env:VAR}` or `${VAR:-default}`.
+    Variable {
+        name: &'a str,
+        default: Option<&'a str>,
+    },
+}
+
+/// `value` cut into text and the variables it names; `Err` for a `${`
+/// left open, or VS Code's `${input:…}`, which asks a user.
+fn pieces<'a>(value: &'a str, field: &str) -> Result<Vec<Piece<'a>>, String> {
+    let mut pieces = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        pieces.push(Piece::Text(&rest[..start]));
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("`{field}` opens `${{` without closing it"))?;
+        let inner = &after[..end];
+        if let Some(input) = inner.strip_prefix("input:") {
+            return Err(format!("`{field}` asks the user for `${{input:{input}}}`, which a host without a user cannot do: put the value in an environment variable granted under [capabilities] env and write `${{env:VAR}}`"));
+        }
+        let inner = inner.strip_prefix("env:").unwrap_or(inner);
+        pieces.push(match inner.split_once(":-") {
+            Some((name, default)) => Piece::Variable {
+                name,
+                default: Some(default),
+            },
+            None => Piece::Variable {
+                name: inner,
+                default: None,
+            },
+        });
         rest = &after[end + 1..];
     }
-    out.push_str(rest);
-    Ok(out)
+    pieces.push(Piece::Text(rest));
+    Ok(pieces)
+}
+
+/// The environment variables that the strings of a server's entry name,
+/// each once, in order: what its plugin must be granted.
+pub fn variables(entry: &Value) -> Vec<String> {
+    fn walk(value: &Value, names: &mut Vec<String>) {
+        match value {
+            Value::String(text) => {
+                for piece in pieces(text, "").unwrap_or_default() {
+                    if let Piece::Variable { name, .. } = piece {
+                        if !names.iter().any(|n| n == name) {
+                            names.push(name.to_string());
+                        }
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, names)),
+            Value::Object(map) => map.values().for_each(|v| walk(v, names)),
+            _ => {}
+        }
+    }
+    let mut names = Vec::new();
+    walk(entry, &mut names);
+    names
+}
+
+/// The servers that the configuration `text` (any client's file, JSONC)
+/// lists and does not disable, by name, with their entries.
+pub fn listed_servers(text: &str) -> Result<Vec<(String, Value)>, String> {
+    let config = parse_file(text)?;
+    let servers = servers(&config).ok_or_else(|| {
+        format!(
+            "it lists no servers (under {})",
+            SERVER_LISTS.map(|k| format!("`{k}`")).join(", ")
+        )
+    })?;
+    let mut listed: Vec<(String, Value)> = servers
+        .iter()
+        .filter(|(_, entry)| !disabled(entry))
+        .map(|(name, entry)| (name.clone(), entry.clone()))
+        .collect();
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(listed)
 }
 
 #[cfg(test)]

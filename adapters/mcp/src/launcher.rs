@@ -62,16 +62,49 @@ struct Named<'a> {
     rest: &'a [String],
 }
 
+/// The package a launcher's command fetches as it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchedPackage {
+    /// `npm` or `pypi`.
+    pub registry: &'static str,
+    /// The package's name.
+    pub package: String,
+    /// The one version the command pins, if it pins one.
+    pub version: Option<String>,
+}
+
+/// The package that `command args` fetches as it starts, if the command is
+/// a launcher (`npx`, `bunx`, `uvx`, `pipx run`) that names one.
+pub fn launched_package(command: &str, args: &[String]) -> Option<LaunchedPackage> {
+    let (_, registry, args) = launcher(command, args)?;
+    let named = name(registry, args)?;
+    Some(LaunchedPackage {
+        registry: match registry {
+            Registry::Npm => "npm",
+            Registry::Pypi => "pypi",
+        },
+        package: named.package.to_string(),
+        version: named.version.map(str::to_string),
+    })
+}
+
+/// The launcher `command` is, its registry, and the arguments it reads.
+fn launcher<'a>(command: &'a str, args: &'a [String]) -> Option<(&'a str, Registry, &'a [String])> {
+    let launcher = Path::new(command).file_name()?.to_str()?;
+    match launcher {
+        "npx" | "bunx" => Some((launcher, Registry::Npm, args)),
+        "uvx" => Some((launcher, Registry::Pypi, args)),
+        "pipx" if args.first().is_some_and(|a| a == "run") => {
+            Some((launcher, Registry::Pypi, &args[1..]))
+        }
+        _ => None,
+    }
+}
+
 /// How `command args` starts the server whose plugin folder is `folder`.
 pub fn resolve(command: &str, args: &[String], folder: &Path) -> Launch {
-    let Some(launcher) = Path::new(command).file_name().and_then(|n| n.to_str()) else {
+    let Some((launcher, registry, args)) = launcher(command, args) else {
         return Launch::AsWritten;
-    };
-    let (registry, args) = match launcher {
-        "npx" | "bunx" => (Registry::Npm, args),
-        "uvx" => (Registry::Pypi, args),
-        "pipx" if args.first().is_some_and(|a| a == "run") => (Registry::Pypi, &args[1..]),
-        _ => return Launch::AsWritten,
     };
     let Some(named) = name(registry, args) else {
         return Launch::Missing(format!(

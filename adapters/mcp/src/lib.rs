@@ -43,8 +43,9 @@ mod requests;
 mod stdio;
 
 use config::Transport;
+pub use config::{listed_servers, variables};
 use launcher::Launch;
-pub use launcher::{console_scripts, installed_version, VENV};
+pub use launcher::{console_scripts, installed_version, launched_package, LaunchedPackage, VENV};
 use link::{Answers, Remote};
 pub use oauth::Authorizer;
 pub use requests::{Answer, ServerRequestHandler};
@@ -348,6 +349,13 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// The host of a server's `url` as the network grant must name it: the one
+/// the client connects to. `None` for anything but an `http://` or
+/// `https://` URL with a host.
+pub fn url_host(url: &str) -> Option<String> {
+    parse_url(url).map(|(_, host)| host)
+}
+
 /// `url` as the HTTP client will read it (the `url` crate, which reqwest
 /// uses), and its host: the one parse that both the network grant's check
 /// and the connection use, so that no spelling of a URL (a backslash, an
@@ -372,7 +380,7 @@ mod tests {
 
     #[test]
     fn the_host_of_a_url_is_the_one_the_client_connects_to() {
-        let host = |url: &str| parse_url(url).map(|(_, host)| host);
+        let host = url_host;
         assert_eq!(
             host("https://mcp.example.com/mcp").as_deref(),
             Some("mcp.example.com")

@@ -8,7 +8,7 @@
 //! a terminal, what the flags do not give is asked for.
 
 use super::unpack;
-use super::AddArgs;
+use super::GrantFlags;
 use crate::output::escaped;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -42,7 +42,7 @@ impl Flag {
         }
     }
 
-    fn given(self, args: &AddArgs) -> bool {
+    fn given(self, args: &GrantFlags) -> bool {
         match self {
             Flag::Exec => args.allow_exec,
             Flag::Network => args.allow_network,
@@ -62,6 +62,16 @@ pub struct Ask {
 }
 
 impl Ask {
+    /// A grant that the `plugin.toml` being written already holds, asked
+    /// for because of `because`.
+    pub fn written(grant: &str, because: &str) -> Ask {
+        Ask {
+            grant: grant.into(),
+            because: because.into(),
+            inferred: false,
+        }
+    }
+
     /// A grant the package needs, known from what it is rather than
     /// written in its own `plugin.toml`.
     pub fn inferred(grant: &str, because: &str) -> Ask {
@@ -179,7 +189,7 @@ fn sources(folder: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 /// Say what the package asks for and decide whether it gets it: every
 /// grant by its flag, or a person's yes on a terminal.
-pub fn decide(args: &AddArgs, asks: &[Ask]) -> Result<(), String> {
+pub fn decide(args: &GrantFlags, asks: &[Ask]) -> Result<(), String> {
     if asks.is_empty() {
         println!("it needs no grants");
         return Ok(());
@@ -241,10 +251,11 @@ pub fn base_table(
 }
 
 /// Write the plugin's `plugin.toml` through the toml crate: `table`, with
-/// the granted inferred needs set, and a comment saying why each is there.
+/// the granted inferred needs set, and comments naming the `yohost`
+/// `command` that wrote it and why each grant is there.
 pub fn write_manifest(
     folder: &Path,
-    spec: &str,
+    command: &str,
     mut table: toml::Table,
     asks: &[Ask],
 ) -> Result<(), String> {
@@ -264,7 +275,7 @@ pub fn write_manifest(
     }
     // A comment line holds no line break: each is escaped away.
     let comment = |text: &str| escaped(text).into_owned();
-    let mut text = format!("# Written by `yohost add {}`.\n", comment(spec));
+    let mut text = format!("# Written by `yohost {}`.\n", comment(command));
     for ask in asks {
         text.push_str(&format!(
             "# {}: {}\n",

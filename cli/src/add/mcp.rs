@@ -48,7 +48,7 @@ pub struct Installed {
 /// Install the server `spec` (what follows `mcp:`) into `folder`, a new
 /// folder of the stage `stage`, after asking for the grants in `args`.
 pub fn install(
-    args: &super::AddArgs,
+    args: &super::GrantFlags,
     spec: &str,
     folder: &Path,
     stage: &Path,
@@ -58,29 +58,44 @@ pub fn install(
         "an MCP server from a registry is a process",
     )];
     let (registry, package) = spec.split_once(':').unwrap_or(("", spec));
+    if !matches!(registry, "npm" | "pypi") {
+        return Err(format!(
+            "`mcp:{}` is not mcp:npm:NAME[@VERSION] or mcp:pypi:NAME[==VERSION]",
+            escaped(spec)
+        ));
+    }
+    grants::decide(args, &asks)?;
     let (name, launch, source) = match registry {
-        "npm" => {
-            grants::decide(args, &asks)?;
-            npm_server(package, folder, stage)?
-        }
-        "pypi" => {
-            grants::decide(args, &asks)?;
-            pypi_server(package, folder, stage)?
-        }
-        _ => {
-            return Err(format!(
-                "`mcp:{}` is not mcp:npm:NAME[@VERSION] or mcp:pypi:NAME[==VERSION]",
-                escaped(spec)
-            ))
-        }
+        "npm" => npm_server(package, folder, stage)?,
+        _ => pypi_server(package, folder, stage)?,
     };
     let servers = serde_json::json!({ "mcpServers": { &name: launch } });
     let text = serde_json::to_string_pretty(&servers).map_err(|e| e.to_string())?;
     super::unpack::replace_file(&folder.join("mcp.json"), &text)?;
     // An MCP server is named after its key in `mcp.json`, not in its
     // manifest.
-    grants::write_manifest(folder, &format!("mcp:{spec}"), toml::Table::new(), &asks)?;
+    grants::write_manifest(
+        folder,
+        &format!("add mcp:{spec}"),
+        toml::Table::new(),
+        &asks,
+    )?;
     Ok(Installed { name, source })
+}
+
+/// Install the package `spec` from `registry` (`npm` or `pypi`) into
+/// `folder`, where an imported entry's launcher finds it: its source.
+pub fn install_package(
+    registry: &str,
+    spec: &str,
+    folder: &Path,
+    stage: &Path,
+) -> Result<Source, String> {
+    let (_, _, source) = match registry {
+        "npm" => npm_server(spec, folder, stage)?,
+        _ => pypi_server(spec, folder, stage)?,
+    };
+    Ok(source)
 }
 
 /// Install the npm package `spec` into `folder`: its name, its `mcp.json`

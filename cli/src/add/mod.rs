@@ -25,10 +25,13 @@
 //!   `add` leaves nothing behind. It ends with the plugin's `check` line.
 
 mod grants;
+mod import;
 mod mcp;
 mod npm;
 mod tool;
 mod unpack;
+
+pub use import::{import, ImportArgs};
 
 use crate::output::{escaped, escaped_lines};
 use std::path::{Path, PathBuf};
@@ -44,9 +47,17 @@ pub struct AddArgs {
     /// The plugin directory.
     #[arg(long, default_value = "plugins")]
     to: PathBuf,
+    #[command(flatten)]
+    grants: GrantFlags,
+}
+
+/// How `add` and `import` are given grants without asking.
+#[derive(clap::Args)]
+pub struct GrantFlags {
     /// Grant the file and environment grants that the package's own
-    /// `plugin.toml` asks for, without asking; with `--allow-exec` and
-    /// `--allow-network` as it needs them, nothing is asked.
+    /// `plugin.toml` (or the imported entry) asks for, without asking; with
+    /// `--allow-exec` and `--allow-network` as it needs them, nothing is
+    /// asked.
     #[arg(long, short)]
     yes: bool,
     /// Grant `exec` (starting processes) if the package needs it; off a
@@ -103,8 +114,15 @@ pub async fn add(args: AddArgs) -> Result<ExitCode, String> {
     let stage_path = std::path::absolute(stage.path()).map_err(|e| e.to_string())?;
     if let Some(server) = args.spec.strip_prefix("mcp:") {
         let folder = stage_path.join("server");
-        let installed = mcp::install(&args, server, &folder, &stage_path)?;
-        return place(&args.to, &folder, &installed.name, &installed.source).await;
+        let installed = mcp::install(&args.grants, server, &folder, &stage_path)?;
+        return place(
+            &args.to,
+            &folder,
+            &installed.name,
+            &installed.source,
+            "added",
+        )
+        .await;
     }
     let (package, source, unpacked) = fetch(&args.spec, &stage_path)?;
     for skipped in unpacked.skipped() {
@@ -115,12 +133,12 @@ pub async fn add(args: AddArgs) -> Result<ExitCode, String> {
     vacant(&args.to, &name)?;
     let own = grants::own_manifest(&package)?;
     let asks = grants::asks(&package, own.as_ref());
-    grants::decide(&args, &asks)?;
+    grants::decide(&args.grants, &asks)?;
     let ecosystem = prepare(&package, manifest)?;
     npm::install_dependencies(&package, &stage_path)?;
     let table = grants::base_table(&name, ecosystem, own);
-    grants::write_manifest(&package, &args.spec, table, &asks)?;
-    place(&args.to, &package, &name, &source).await
+    grants::write_manifest(&package, &format!("add {}", args.spec), table, &asks)?;
+    place(&args.to, &package, &name, &source, "added").await
 }
 
 /// An error unless `dir` has no `name` yet.
@@ -135,8 +153,15 @@ fn vacant(dir: &Path, name: &str) -> Result<(), String> {
 }
 
 /// Move the complete plugin `folder` into `dir` as `name`, lock it as
-/// coming from `source`, and print its `check` line.
-async fn place(dir: &Path, folder: &Path, name: &str, source: &Source) -> Result<ExitCode, String> {
+/// coming from `source`, say it was `done` (`added`), and print its
+/// `check` line.
+async fn place(
+    dir: &Path,
+    folder: &Path,
+    name: &str,
+    source: &Source,
+    done: &str,
+) -> Result<ExitCode, String> {
     vacant(dir, name)?;
     let target = dir.join(name);
     std::fs::rename(folder, &target)
@@ -145,7 +170,7 @@ async fn place(dir: &Path, folder: &Path, name: &str, source: &Source) -> Result
         let _ = std::fs::remove_dir_all(&target);
         return Err(e);
     }
-    println!("added {name} to {}", dir.display());
+    println!("{done} {name} to {}", dir.display());
     check_line(dir, name).await
 }
 
