@@ -692,7 +692,11 @@ fn import_makes_a_locked_folder_for_each_server_of_another_client_s_file() {
         ],
         top.path(),
     );
-    assert_eq!(code, Some(1), "one server is not imported: {stdout}{stderr}");
+    assert_eq!(
+        code,
+        Some(1),
+        "one server is not imported: {stdout}{stderr}"
+    );
     assert!(
         stdout.contains("taken is not imported") && stdout.contains("yohost remove taken"),
         "{stdout}"
@@ -707,7 +711,8 @@ fn import_makes_a_locked_folder_for_each_server_of_another_client_s_file() {
     );
     let memory = std::fs::read_to_string(plugins.join("memory/plugin.toml")).unwrap();
     assert!(
-        memory.contains("exec = true") && memory.contains(&format!("read = [\"{}\"]", repo.display())),
+        memory.contains("exec = true")
+            && memory.contains(&format!("read = [\"{}\"]", repo.display())),
         "{memory}"
     );
     let remote = std::fs::read_to_string(plugins.join("remote/plugin.toml")).unwrap();
@@ -729,7 +734,9 @@ fn import_makes_a_locked_folder_for_each_server_of_another_client_s_file() {
         "{lock}"
     );
     assert!(
-        entries(&plugins).iter().all(|e| !e.starts_with(".yohost-add-")),
+        entries(&plugins)
+            .iter()
+            .all(|e| !e.starts_with(".yohost-add-")),
         "no stage is left: {:?}",
         entries(&plugins)
     );

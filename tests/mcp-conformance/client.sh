@@ -46,6 +46,7 @@ case "${MCP_CONFORMANCE_SCENARIO:-}" in
   tools_call) call='{"name": "add_numbers", "arguments": {"a": 2, "b": 3}}' ;;
   elicitation-sep1034-client-defaults) call='{"name": "test_client_elicitation_defaults", "arguments": {}}' ;;
   sse-retry) call='{"name": "test_reconnection", "arguments": {}}' ;;
+  auth/scope-step-up | auth/scope-retry-limit) call='{"name": "test-tool", "arguments": {}}' ;;
   *) call='' ;;
 esac
 if [ -n "$call" ]; then

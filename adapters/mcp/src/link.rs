@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::{
     ClientInitializeError, NotificationContext, RoleClient, RunningService, ServiceError,
 };
-use rmcp::transport::auth::AuthClient;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
@@ -193,6 +193,8 @@ pub(crate) struct Link {
     process: Option<Process>,
     server: String,
     info: String,
+    /// The authorization of an HTTP connection.
+    session: Option<Arc<oauth::Session>>,
 }
 
 impl Link {
@@ -236,33 +238,66 @@ impl Link {
         // The transport's worker, and the OAuth client's connections, start
         // where they are made: on the client's runtime, with the connection.
         on_client_runtime(async move {
+            // Every request reads its token from the session, which has
+            // none until the server asks.
+            let manager = AuthorizationManager::new(url.as_str()).await.map_err(|e| {
+                Failure::Gone(format!(
+                    "the MCP server `{server}`'s `url` cannot be authorized for: {e}"
+                ))
+            })?;
+            let http = AuthClient::new(reqwest::Client::default(), manager);
+            let session = Arc::new(oauth::Session::new(
+                &server,
+                &url,
+                authorizer,
+                oauth,
+                Arc::clone(&http.auth_manager),
+            ));
+            let transport =
+                || StreamableHttpClientTransport::with_client(http.clone(), config.clone());
             let (client, list_changes) = client(&server, &answers);
-            let first = client
-                .serve(StreamableHttpClientTransport::from_config(config.clone()))
-                .await;
-            let service = match first {
-                Ok(service) => service,
+            let (service, list_changes) = match client.serve(transport()).await {
+                Ok(service) => (service, list_changes),
                 Err(error) => {
                     let Some(challenge) = challenge(&error) else {
                         return Err(init_failure(&server, &error, None));
                     };
-                    let manager =
-                        oauth::authorize(&server, &url, &challenge, authorizer.as_deref(), &oauth)
-                            .await?;
-                    let authorized = AuthClient::new(reqwest::Client::default(), manager);
+                    session.authorize(&challenge, true).await?;
                     let (client, list_changes) = self::client(&server, &answers);
                     let service = client
-                        .serve(StreamableHttpClientTransport::with_client(
-                            authorized, config,
-                        ))
+                        .serve(transport())
                         .await
                         .map_err(|e| init_failure(&server, &e, None))?;
-                    return Link::new(&server, service, list_changes, None);
+                    (service, list_changes)
                 }
             };
-            Link::new(&server, service, list_changes, None)
+            let mut link = Link::new(&server, service, list_changes, None)?;
+            link.session = Some(session);
+            Ok(link)
         })
         .await
+    }
+
+    /// `send`'s answer; when the server asks for authorization (again) in
+    /// the middle of the session, it is authorized as it asks and `send`
+    /// tried once more.
+    async fn authorized<T, F, Fut>(&self, send: F) -> Result<T, ServiceError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, ServiceError>>,
+    {
+        let first = send().await;
+        let (Err(error), Some(session)) = (&first, &self.session) else {
+            return first;
+        };
+        let Some(challenge) = error.auth_challenge().map(str::to_string) else {
+            return first;
+        };
+        if let Err(why) = session.authorize(&challenge, false).await {
+            tracing::warn!(target: "yohost::plugin", plugin = %self.server, "{why}");
+            return first;
+        }
+        send().await
     }
 
     fn new(
@@ -295,6 +330,7 @@ impl Link {
             process,
             server: server.to_string(),
             info,
+            session: None,
         })
     }
 
@@ -331,9 +367,7 @@ impl Link {
             // not a valid MCP tool is left out alone, not the whole page.
             let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
             let page = self
-                .service
-                .peer()
-                .send_request(request)
+                .authorized(|| self.service.peer().send_request(request.clone()))
                 .await
                 .map_err(|e| self.failure(e))?;
             let page = serde_json::to_value(&page).unwrap_or(Value::Null);
@@ -374,7 +408,10 @@ impl Link {
             Value::Null => None,
             _ => return Err(Failure::Protocol("arguments that are not an object".into())),
         };
-        match self.service.peer().call_tool_once(params).await {
+        match self
+            .authorized(|| self.service.peer().call_tool_once(params.clone()))
+            .await
+        {
             Ok(CallToolResponse::Complete(result)) => {
                 serde_json::to_value(&result).map_err(|e| Failure::Protocol(e.to_string()))
             }

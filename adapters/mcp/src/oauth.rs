@@ -19,11 +19,14 @@
 
 use crate::link::Failure;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, ClientCredentialsConfig,
-    JwtSigningAlgorithm, OAuthState,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState,
+    WWWAuthenticateParams,
 };
 use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// How yohost authorizes with a server's authorization server: the
@@ -178,6 +181,82 @@ pub trait Authorizer: Send + Sync {
     fn present(&self, server: &str, url: &str);
 }
 
+/// The most times one connection authorizes after its first: a server
+/// that keeps asking for more (a scope it never grants) fails the call
+/// instead of sending a person to approve without end.
+const MAX_AUTHORIZATIONS_AGAIN: u32 = 2;
+
+/// The authorization of one HTTP connection: the manager its `AuthClient`
+/// reads the token from on every request (none until the server asks),
+/// and what is needed to authorize again when the server asks in the
+/// middle of the session (a token it no longer takes, 401, or a scope it
+/// needs, 403 `insufficient_scope`).
+pub(crate) struct Session {
+    /// Shared with the connection's `AuthClient`.
+    pub(crate) manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
+    server: String,
+    url: String,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    settings: OAuthSettings,
+    /// How many times it authorized after the first.
+    again: AtomicU32,
+}
+
+impl Session {
+    /// The session of the server `server` at `url`, whose connection reads
+    /// its token from `manager` (not authorized yet).
+    pub(crate) fn new(
+        server: &str,
+        url: &str,
+        authorizer: Option<Arc<dyn Authorizer>>,
+        settings: OAuthSettings,
+        manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
+    ) -> Session {
+        Session {
+            manager,
+            server: server.to_string(),
+            url: url.to_string(),
+            authorizer,
+            settings,
+            again: AtomicU32::new(0),
+        }
+    }
+
+    /// Authorize as the server's `challenge` asks (the first time, when
+    /// the handshake asked), keeping the scopes already granted.
+    pub(crate) async fn authorize(&self, challenge: &str, first: bool) -> Result<(), Failure> {
+        if !first && self.again.fetch_add(1, Ordering::SeqCst) >= MAX_AUTHORIZATIONS_AGAIN {
+            return Err(Failure::Gone(format!(
+                "the MCP server `{}` asks for authorization again after {MAX_AUTHORIZATIONS_AGAIN} times in this session ({challenge}); it is not asked for again",
+                self.server
+            )));
+        }
+        // The scopes granted so far, and those the challenge names.
+        let mut settings = self.settings.clone();
+        let held = self.manager.lock().await.get_current_scopes().await;
+        let asked = url::Url::parse(&self.url)
+            .ok()
+            .and_then(|url| WWWAuthenticateParams::parse(challenge, &url).scope)
+            .unwrap_or_default();
+        let asked = asked.split_whitespace().map(str::to_string);
+        for scope in held.into_iter().chain(asked) {
+            if !settings.scopes.contains(&scope) {
+                settings.scopes.push(scope);
+            }
+        }
+        let manager = authorize(
+            &self.server,
+            &self.url,
+            challenge,
+            self.authorizer.as_deref(),
+            &settings,
+        )
+        .await?;
+        *self.manager.lock().await = manager;
+        Ok(())
+    }
+}
+
 /// The longest a callback request line may be.
 const MAX_CALLBACK_BYTES: usize = 16 << 10;
 
@@ -233,25 +312,41 @@ pub(crate) async fn authorize(
     let mut state = OAuthState::new(url, None)
         .await
         .map_err(|e: AuthError| failed(&e))?;
-    let mut request = AuthorizationRequest::new(&redirect)
-        .with_client_name("yohost")
-        .with_challenge(challenge);
-    if !settings.scopes.is_empty() {
-        request = request.with_scopes(settings.scopes.iter().cloned());
+    let request = || {
+        let mut request = AuthorizationRequest::new(&redirect)
+            .with_client_name("yohost")
+            .with_challenge(challenge);
+        if !settings.scopes.is_empty() {
+            request = request.with_scopes(settings.scopes.iter().cloned());
+        }
+        if let Some(client_id) = &settings.client_id {
+            request = request.with_preregistered_client(client_id);
+        }
+        if let Some(document) = &settings.client_metadata_url {
+            request = request.with_client_metadata_url(document);
+        }
+        if let Some(secret) = &settings.client_secret {
+            request = request.with_client_secret(secret);
+        }
+        request
+    };
+    let started = state.start_authorization(request()).await;
+    if let Err(AuthError::AuthorizationServerMismatch { .. }) = started {
+        // The 2025-03-26 specification's discovery: the authorization
+        // server's metadata at the MCP server's own origin, its issuer
+        // another URL of that origin.
+        let session = origin_session(url, request())
+            .await
+            .map_err(|e| failed(&e))?;
+        authorizer.present(server, session.get_authorization_url());
+        let callback = callback(&listener, port).await.map_err(|e| failed(&e))?;
+        session
+            .handle_callback_url(&callback)
+            .await
+            .map_err(|e| failed(&e))?;
+        return Ok(session.auth_manager);
     }
-    if let Some(client_id) = &settings.client_id {
-        request = request.with_preregistered_client(client_id);
-    }
-    if let Some(document) = &settings.client_metadata_url {
-        request = request.with_client_metadata_url(document);
-    }
-    if let Some(secret) = &settings.client_secret {
-        request = request.with_client_secret(secret);
-    }
-    state
-        .start_authorization(request)
-        .await
-        .map_err(|e| failed(&e))?;
+    started.map_err(|e| failed(&e))?;
     let page = state
         .get_authorization_url()
         .await
@@ -265,6 +360,45 @@ pub(crate) async fn authorize(
     state
         .into_authorization_manager()
         .ok_or_else(|| failed(&"the authorization did not complete"))
+}
+
+/// The most bytes of an authorization server's metadata that are read.
+const MAX_METADATA_BYTES: usize = 256 << 10;
+
+/// An authorization with the metadata that the server at `url` serves at
+/// its own origin (`/.well-known/oauth-authorization-server`), as the
+/// 2025-03-26 specification has it: read from the MCP server itself, so
+/// its issuer is taken as that origin's word.
+async fn origin_session(
+    url: &str,
+    request: AuthorizationRequest,
+) -> Result<AuthorizationSession, String> {
+    let metadata_url = url::Url::parse(url)
+        .and_then(|u| u.join("/.well-known/oauth-authorization-server"))
+        .map_err(|e| e.to_string())?;
+    let mut response = reqwest::Client::new()
+        .get(metadata_url)
+        .timeout(std::time::Duration::from_secs(30))
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .map_err(|e| format!("its authorization server's metadata: {e}"))?;
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_METADATA_BYTES {
+            return Err("its authorization server's metadata is too long".into());
+        }
+    }
+    let metadata: AuthorizationMetadata = serde_json::from_slice(&body)
+        .map_err(|e| format!("its authorization server's metadata: {e}"))?;
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| e.to_string())?;
+    manager.set_metadata(metadata);
+    AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| e.to_string())
 }
 
 /// Authorize with client credentials, as `config` says, at the server
