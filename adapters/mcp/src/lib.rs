@@ -245,6 +245,7 @@ fn load(candidate: &Candidate, grants: Grants, adapter: &McpAdapter) -> Result<L
     let roots = match start {
         Start::Stdio { .. } => grants
             .iter()
+            .filter(|grant| !grant.is_file())
             .filter_map(|grant| url::Url::from_directory_path(grant.real()).ok())
             .map(String::from)
             .collect(),

@@ -695,15 +695,21 @@ async fn a_server_that_demands_authorization_is_refused_saying_so() {
 }
 
 #[tokio::test]
-async fn a_server_reads_the_system_files_common_servers_need_and_no_secret_one() {
+async fn a_server_reads_the_system_files_and_its_own_proc_that_common_servers_need_and_no_secret() {
     let dir = plugin_dir();
     hostile(dir.path(), "reader", &[], "");
     let host = host(dir.path());
+    let host_environ = format!("/proc/{}/environ", std::process::id());
     let files = [
         "/etc/mime.types",
         "/etc/localtime",
+        "/etc/os-release",
+        "/proc/self/status",
+        "/proc/self/cgroup",
         "/etc/passwd",
         "/etc/shadow",
+        "/proc/1/cmdline",
+        &host_environ,
     ];
     let calls = files
         .iter()
@@ -712,7 +718,10 @@ async fn a_server_reads_the_system_files_common_servers_need_and_no_secret_one()
         .collect();
     let results = run_with(&host, calls).await;
     for (path, (_, answer, _)) in files.iter().zip(&results) {
-        let secret = path.ends_with("passwd") || path.ends_with("shadow");
+        // Another process's /proc, and the secrets of /etc.
+        let secret = path.ends_with("passwd")
+            || path.ends_with("shadow")
+            || (path.starts_with("/proc/") && !path.starts_with("/proc/self/"));
         if secret {
             assert_eq!(answer, "cannot read: EACCES", "{path}");
         } else if std::path::Path::new(path).exists() {
@@ -946,4 +955,43 @@ async fn a_signing_key_outside_the_plugin_s_own_files_is_refused() {
             "{name}: {reason}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_server_granted_one_file_reads_it_and_not_its_neighbours() {
+    let dir = plugin_dir();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("granted.txt"), "granted").unwrap();
+    std::fs::write(outside.path().join("neighbour.txt"), "secret").unwrap();
+    let granted = outside.path().join("granted.txt");
+    hostile(dir.path(), "reader", &[], "");
+    write(
+        dir.path(),
+        "reader/plugin.toml",
+        &format!(
+            "[capabilities]\nexec = true\nread = [{:?}]\n",
+            granted.display().to_string()
+        ),
+    );
+    let host = host(dir.path());
+    let results = run_with(
+        &host,
+        vec![
+            call("read", json!({ "path": granted })),
+            call(
+                "read",
+                json!({ "path": outside.path().join("neighbour.txt") }),
+            ),
+            call("roots", json!({})),
+            text("done"),
+        ],
+    )
+    .await;
+    assert!(results[0].1.starts_with("read "), "{:?}", results[0]);
+    assert_eq!(results[1].1, "cannot read: EACCES", "the kernel denies it");
+    assert!(
+        !results[2].1.contains("granted.txt"),
+        "a granted file is no root: {:?}",
+        results[2]
+    );
 }

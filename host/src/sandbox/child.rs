@@ -18,15 +18,18 @@
 //! 3. without capabilities in any set (bounding, permitted, effective,
 //!    inheritable, ambient) and with `no_new_privs`, so that root inside is
 //!    an ordinary user and no setuid program gives privileges back;
-//! 4. under the Landlock ruleset;
+//! 4. under the Landlock ruleset, which the program's own `/proc/self` (its
+//!    status, limits, cgroup) joins for reading here, as only this process
+//!    can open it;
 //! 5. under the seccomp filters, last.
 //!
 //! Everything a step needs is made before the fork: the code here makes
 //! system calls only.
 
 use super::seccomp::{self, Filters};
-use landlock::RulesetCreated;
+use landlock::{AccessFs, PathBeneath, RulesetCreated, RulesetCreatedAttr};
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 /// A step of [`Plan::apply`], named in a probe's failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,12 +143,37 @@ impl Plan {
         enter_pid_namespace().map_err(at(Step::Namespace))?;
         drop_capabilities().map_err(at(Step::Capabilities))?;
         if let Some(ruleset) = confined.ruleset.take() {
-            ruleset
-                .restrict_self()
-                .map_err(|_| (Step::Landlock, io::Error::from_raw_os_error(libc::EPERM)))?;
+            with_own_proc(ruleset)
+                .and_then(|ruleset| ruleset.restrict_self().map_err(drop))
+                .map_err(|()| (Step::Landlock, io::Error::from_raw_os_error(libc::EPERM)))?;
         }
         seccomp::apply(&confined.filters).map_err(at(Step::Seccomp))
     }
+}
+
+/// `ruleset`, letting the calling process read its own `/proc/self` (the
+/// process that goes on to `exec`: `/proc/self` leads to its own pid's
+/// folder, not the host's or another plugin's). Without `/proc`, nothing
+/// is added.
+fn with_own_proc(ruleset: RulesetCreated) -> Result<RulesetCreated, ()> {
+    // SAFETY: `open` of a static path; the descriptor is owned below.
+    let fd = unsafe {
+        libc::open(
+            c"/proc/self".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Ok(ruleset);
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    let own = unsafe { OwnedFd::from_raw_fd(fd) };
+    ruleset
+        .add_rule(PathBeneath::new(
+            own,
+            AccessFs::ReadFile | AccessFs::ReadDir,
+        ))
+        .map_err(drop)
 }
 
 /// `Err` with the errno when `result` is negative.

@@ -376,7 +376,10 @@ impl ProcessSandbox {
                 let read = self.own.iter().chain(extra);
                 // A check writes nothing, even where a run may.
                 let access = |a| if self.dry_run { Access::Read } else { a };
-                let grants = self.grants.iter().map(|g| (g.handle(), access(g.access())));
+                let grants = self
+                    .grants
+                    .iter()
+                    .map(|g| (g.handle(), access(g.access()), g.is_file()));
                 let ruleset =
                     ruleset::ruleset(read, scratch.path(), grants, &self.tcp).map_err(|e| {
                         io::Error::other(format!("cannot make the kernel sandbox: {e}"))

@@ -102,11 +102,12 @@ fn needed() -> Result<Ruleset, RulesetError> {
 /// that the process only applies it between `fork` and `exec`: `read` may
 /// be read (and executed), `scratch` (its private temporary folder) read
 /// and written, each grant as it allows (through the handle it was opened
-/// as), TCP as `tcp` says.
+/// as; a granted file, marked so, gets a file's rights only), TCP as `tcp`
+/// says.
 pub(super) fn ruleset<'a>(
     read: impl Iterator<Item = &'a PathBuf>,
     scratch: &Path,
-    grants: impl Iterator<Item = (BorrowedFd<'a>, Access)>,
+    grants: impl Iterator<Item = (BorrowedFd<'a>, Access, bool)>,
     tcp: &TcpAccess,
 ) -> Result<RulesetCreated, RulesetError> {
     let devices = AccessFs::MakeChar | AccessFs::MakeBlock;
@@ -129,11 +130,17 @@ pub(super) fn ruleset<'a>(
         created = add(created, path, AccessFs::from_file(NEEDED))?;
     }
     created = add(created, scratch, writes)?;
-    for (handle, access) in grants {
+    for (handle, access, is_file) in grants {
         let access = if access == Access::Write {
             writes
         } else {
             reads
+        };
+        // A granted file gets only the rights that apply to a file.
+        let access = if is_file {
+            access & AccessFs::from_file(NEEDED)
+        } else {
+            access
         };
         created = created.add_rule(PathBeneath::new(handle, access))?;
     }

@@ -303,6 +303,29 @@ async fn files_outside_granted_directories_cannot_be_read_or_written() {
 }
 
 #[tokio::test]
+async fn a_file_grant_refuses_a_wasm_component_naming_the_folder_to_grant() {
+    let dir = plugin_dir();
+    install(
+        dir.path(),
+        "hostile",
+        "guest_hostile",
+        "[capabilities]\nread = [\"data/hello.txt\"]",
+    );
+    write(dir.path(), "hostile/data/hello.txt", "hello from data\n");
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+    let plugin = reported(&report, "hostile");
+    assert_eq!(plugin.status, yohost::Status::Refused, "{plugin:?}");
+    assert!(
+        plugin
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("grant the folder of data/hello.txt")),
+        "{plugin:?}"
+    );
+}
+
+#[tokio::test]
 async fn only_granted_environment_variables_are_visible_and_the_wall_clock_is_frozen() {
     std::env::set_var("YOHOST_WASM_TEST_GRANTED", "granted value");
     std::env::set_var("YOHOST_WASM_TEST_SECRET", "secret value");

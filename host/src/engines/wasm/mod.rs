@@ -103,6 +103,15 @@ fn load_in(
         .instantiate_pre(&component)
         .and_then(|pre| version.prepare(pre))
         .map_err(|e| invalid(format!("cannot link the component: {e:?}")))?;
+    if let Some(file) = files.iter().find(|g| g.is_file()) {
+        return Err(LoadError::Refused {
+            path: path.clone(),
+            message: format!(
+                "a Wasm component is given folders, not files: grant the folder of {} instead",
+                file.written().display()
+            ),
+        });
+    }
     let grants = Grants::of(candidate, files);
     let mut warnings = Vec::new();
     if candidate.manifest.capabilities.exec {

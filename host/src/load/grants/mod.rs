@@ -1,17 +1,21 @@
 //! File grants: the one place the host opens paths for a plugin.
 //!
-//! A plugin's `plugin.toml` grants directories (`capabilities.read` to read,
-//! `capabilities.write` to read and write). [`Grants::open`] opens each of
-//! them once, when the plugin loads, as a [`cap_std::fs::Dir`]; every file
-//! access a plugin makes then goes through that handle, with a path relative
-//! to it. cap-std resolves the path inside the handle and refuses `..` and
+//! A plugin's `plugin.toml` grants directories and files
+//! (`capabilities.read` to read, `capabilities.write` to read and write).
+//! [`Grants::open`] opens each of them once, when the plugin loads, as a
+//! [`cap_std::fs::Dir`] (a file's folder, for a file); every file access a
+//! plugin makes then goes through that handle, with a path relative to it.
+//! A granted file is that one file: the only name its folder's handle is
+//! asked for, and, for a process, a kernel rule on the file itself. cap-std resolves the path inside the handle and refuses `..` and
 //! symlinks that lead out of it, so checking and opening are one step: no
 //! symlink (one that dangles, or one swapped in between a check and an open)
 //! leads a plugin outside its grants.
 //!
-//! - A granted directory that does not exist, or is not a directory, refuses
-//!   the plugin at load ([`GrantError`]), in every engine: the sandboxed ones
-//!   (Wasm, JavaScript) and the trusted ones (dylib, Python) alike.
+//! - A grant that does not exist refuses the plugin at load
+//!   ([`GrantError`]), in every engine: the sandboxed ones (Wasm,
+//!   JavaScript) and the trusted ones (dylib, Python) alike. A file grant
+//!   names the file its path resolves to, symlinks followed
+//!   (`/etc/localtime` is the zone file it leads to).
 //! - A file is opened non-blocking and must be a regular file, checked on
 //!   the open handle; a read stops at its limit. A FIFO, socket or device in
 //!   a granted folder therefore cannot block an engine or feed it without
@@ -51,14 +55,49 @@ pub struct GrantError {
     pub problem: String,
 }
 
-/// One granted directory.
+/// One granted directory or file.
 #[derive(Debug)]
 pub struct Grant {
     written: PathBuf,
     access: Access,
     /// The plugin's folder joined with `written`, without `.` and `..`.
     lexical: PathBuf,
+    /// The directory, or the folder of the granted file.
     dir: Confined,
+    /// For a granted file: the file itself.
+    file: Option<GrantedFile>,
+}
+
+/// A granted file: its name in its folder (as resolved), its real path,
+/// and a handle on the file itself (`O_PATH`), which the kernel sandbox of
+/// a process grants.
+#[derive(Debug)]
+struct GrantedFile {
+    name: PathBuf,
+    real: PathBuf,
+    handle: std::os::fd::OwnedFd,
+}
+
+impl GrantedFile {
+    /// Open the file `real` (symlinks resolved) as a grant: its folder's
+    /// handle, and the file's own.
+    fn open(real: &Path) -> io::Result<(Confined, GrantedFile)> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let (Some(folder), Some(name)) = (real.parent(), real.file_name()) else {
+            return Err(io::ErrorKind::InvalidInput.into());
+        };
+        let dir = Confined::open(folder)?;
+        let handle = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(real)?;
+        let file = GrantedFile {
+            name: PathBuf::from(name),
+            real: real.to_path_buf(),
+            handle: handle.into(),
+        };
+        Ok((dir, file))
+    }
 }
 
 impl Grant {
@@ -72,24 +111,42 @@ impl Grant {
         self.access
     }
 
-    /// The directory's path, symlinks resolved, when it was opened.
+    /// The directory's or the file's path, symlinks resolved, when it was
+    /// opened.
     pub fn real(&self) -> &Path {
-        self.dir.real()
+        match &self.file {
+            Some(file) => &file.real,
+            None => self.dir.real(),
+        }
+    }
+
+    /// Whether it grants one file, not a directory.
+    pub fn is_file(&self) -> bool {
+        self.file.is_some()
     }
 
     /// The handle the grant was opened as: the kernel sandbox of a plugin
-    /// process grants this very directory, so a folder swapped in at the
-    /// same path afterwards is not granted.
+    /// process grants this very directory or file, so one swapped in at
+    /// the same path afterwards is not granted.
     pub fn handle(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.dir.handle()
+        use std::os::fd::AsFd;
+        match &self.file {
+            Some(file) => file.handle.as_fd(),
+            None => self.dir.handle(),
+        }
     }
 
-    /// The part of `path` below this grant, if `path` is inside it as
-    /// written or as resolved.
-    fn below<'p>(&self, path: &'p Path) -> Option<&'p Path> {
+    /// The path, relative to the grant's handle, of `path` if `path` is
+    /// inside it (the granted file itself, for a file) as written or as
+    /// resolved.
+    fn below(&self, path: &Path) -> Option<PathBuf> {
+        if let Some(file) = &self.file {
+            return (path == self.lexical || path == file.real).then(|| file.name.clone());
+        }
         path.strip_prefix(&self.lexical)
             .or_else(|_| path.strip_prefix(self.dir.real()))
             .ok()
+            .map(Path::to_path_buf)
     }
 }
 
@@ -121,21 +178,28 @@ impl Grants {
             // given by (`../plugins` too): absolute, as every access is.
             let joined = base.join(written);
             let path = lexical(&std::path::absolute(&joined).unwrap_or(joined));
-            let dir = Confined::open(&path).map_err(|e| GrantError {
+            let refused = |e: io::Error| GrantError {
                 access,
                 grant: written.clone(),
                 path: path.clone(),
                 problem: match e.kind() {
                     io::ErrorKind::NotFound => "does not exist".into(),
-                    io::ErrorKind::NotADirectory => "is not a directory".into(),
                     _ => format!("cannot be opened: {e}"),
                 },
-            })?;
+            };
+            let real = path.canonicalize().map_err(refused)?;
+            let (dir, file) = if real.is_dir() {
+                (Confined::open(&real).map_err(refused)?, None)
+            } else {
+                let (dir, file) = GrantedFile::open(&real).map_err(refused)?;
+                (dir, Some(file))
+            };
             dirs.push(Arc::new(Grant {
                 written: written.clone(),
                 access,
                 lexical: path,
                 dir,
+                file,
             }));
         }
         Ok(Grants { dirs: dirs.into() })
@@ -147,7 +211,11 @@ impl Grants {
     /// adds nothing.
     pub fn with_own_folder(self, folder: &Path) -> Grants {
         let path = lexical(&std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf()));
-        if self.dirs.iter().any(|d| path.starts_with(&d.lexical)) {
+        if self
+            .dirs
+            .iter()
+            .any(|d| !d.is_file() && path.starts_with(&d.lexical))
+        {
             return self;
         }
         let Ok(dir) = Confined::open(&path) else {
@@ -159,11 +227,12 @@ impl Grants {
             access: Access::Read,
             lexical: path,
             dir,
+            file: None,
         }));
         Grants { dirs: dirs.into() }
     }
 
-    /// The granted directories.
+    /// The granted directories and files.
     pub fn iter(&self) -> impl Iterator<Item = &Grant> {
         self.dirs.iter().map(Arc::as_ref)
     }
@@ -279,10 +348,7 @@ impl Grants {
             self.dirs
                 .iter()
                 .filter(|g| g.access >= access)
-                .filter_map(|g| {
-                    g.below(candidate)
-                        .map(|rest| (g.as_ref(), rest.to_path_buf()))
-                })
+                .filter_map(|g| g.below(candidate).map(|rest| (g.as_ref(), rest)))
                 .min_by_key(|(_, rest)| rest.components().count())
         };
         let found = pick(&shown).or_else(|| pick(&resolve_existing(&shown)));
@@ -291,15 +357,15 @@ impl Grants {
     }
 }
 
-/// The folders `capabilities` grants for reading or writing, made absolute
-/// against the plugin's folder `base`: its data, not its code. The lock does
-/// not hash what is in them, and a change in them does not reload the
-/// plugin.
+/// What `capabilities` grants for writing, made absolute against the
+/// plugin's folder `base`: its data, not its code. The lock does not hash
+/// what is in them, and a change in them does not reload the plugin. What
+/// is granted for reading only is the plugin's as it ships, and is hashed:
+/// a read grant cannot take a file of the plugin's code out of its lock.
 pub fn data_folders(base: &Path, capabilities: &Capabilities) -> Vec<PathBuf> {
     capabilities
-        .read
+        .write
         .iter()
-        .chain(&capabilities.write)
         .map(|p| lexical(&base.join(p)))
         .collect()
 }
@@ -429,11 +495,48 @@ mod tests {
         assert_eq!(err.grant, PathBuf::from("nowhere"));
         assert_eq!(err.path, dir.path().join("nowhere"));
         assert_eq!(err.problem, "does not exist");
-        let err = Grants::open(dir.path(), &caps(&[], &["file"])).unwrap_err();
+    }
+
+    #[test]
+    fn a_granted_file_is_that_one_file_and_not_its_neighbours() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        std::fs::create_dir(base.join("etc")).unwrap();
+        std::fs::write(base.join("etc/zone"), "UTC").unwrap();
+        std::fs::write(base.join("etc/shadow"), "secret").unwrap();
+        std::fs::write(base.join("log"), "").unwrap();
+        // Granted by a link, as `/etc/localtime` is: the file it leads to.
+        std::os::unix::fs::symlink(base.join("etc/zone"), base.join("localtime")).unwrap();
+        let grants = Grants::open(base, &caps(&["localtime"], &["log"])).unwrap();
+        assert!(grants.iter().all(Grant::is_file));
         assert_eq!(
-            (err.access, err.problem.as_str()),
-            (Access::Write, "is not a directory")
+            grants.read_text(&base.join("localtime"), 10).unwrap(),
+            "UTC"
         );
+        assert_eq!(grants.read_text(&base.join("etc/zone"), 10).unwrap(), "UTC");
+        assert_eq!(
+            grants
+                .read_text(&base.join("etc/shadow"), 10)
+                .unwrap_err()
+                .code(),
+            "EACCES",
+            "the granted file's neighbour is not granted"
+        );
+        assert!(grants.list(&base.join("etc")).is_err(), "nor is its folder");
+        grants
+            .write(&base.join("log"), b"line", WriteMode::Append)
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(base.join("log")).unwrap(), "line");
+        assert!(grants
+            .write(&base.join("log2"), b"x", WriteMode::Replace)
+            .is_err());
+        assert!(
+            grants
+                .write(&base.join("localtime"), b"x", WriteMode::Replace)
+                .is_err(),
+            "a file granted for reading is not written"
+        );
+        assert!(!base.join("log2").exists());
     }
 
     #[cfg(unix)]
