@@ -482,7 +482,7 @@ fn a_package_s_own_grants_are_asked_for_and_written_only_as_given() {
     write(
         &source,
         "plugin.toml",
-        "[capabilities]\nexec = true\nnetwork = true\nread = [\"/\"]\nenv = [\"HOME\"]\n",
+        "[capabilities]\nexec = true\nnetwork = true\nread = [\"/usr\"]\nenv = [\"HOME\"]\n",
     );
     let plugins = top.path().join("plugins");
     let to = plugins.to_str().unwrap();
@@ -493,7 +493,7 @@ fn a_package_s_own_grants_are_asked_for_and_written_only_as_given() {
         let (code, stdout, stderr) = yohost(&args, top.path());
         assert_eq!(code, Some(1), "{flags:?}: {stdout}");
         assert!(!stdout.contains("needs no grants"), "{stdout}");
-        for grant in ["exec", "network", "read /", "env HOME"] {
+        for grant in ["exec", "network", "read /usr", "env HOME"] {
             assert!(
                 stdout.contains(&format!("  {grant}: its own plugin.toml grants it")),
                 "{grant}: {stdout}"
@@ -519,7 +519,7 @@ fn a_package_s_own_grants_are_asked_for_and_written_only_as_given() {
         .unwrap()
         .parse()
         .unwrap();
-    assert_eq!(manifest["capabilities"]["read"][0].as_str(), Some("/"));
+    assert_eq!(manifest["capabilities"]["read"][0].as_str(), Some("/usr"));
 }
 
 #[test]

@@ -13,6 +13,8 @@ yohost="$(realpath "${YOHOST:-$here/../../target/debug/yohost}")"
 export BROWSER="node $here/browser.mjs"
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
+# The tokens each scenario gives are kept in a cache of its own.
+export YOHOST_CACHE_DIR="$dir/cache"
 mkdir -p "$dir/plugins/conformance"
 # The server's entry; a scenario whose client is registered beforehand
 # (MCP_CONFORMANCE_CONTEXT holds its id, and its secret or signing key)

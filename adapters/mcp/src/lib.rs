@@ -41,6 +41,7 @@ mod oauth;
 mod plugin;
 mod requests;
 mod stdio;
+mod tokens;
 
 use config::Transport;
 pub use config::{listed_servers, variables};
@@ -229,11 +230,13 @@ fn load(candidate: &Candidate, grants: Grants, adapter: &McpAdapter) -> Result<L
                 })?);
             }
             let url = url.to_string();
+            let tokens = tokens::TokenFile::of(&candidate.entry, name, &url);
             (
                 Start::Http(Remote {
                     url,
                     headers,
                     oauth,
+                    tokens,
                 }),
                 None,
             )

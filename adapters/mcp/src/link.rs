@@ -6,6 +6,7 @@
 use crate::oauth::{self, Authorizer, OAuthSettings};
 use crate::requests::ServerRequestHandler;
 use crate::stdio::{self, Process};
+use crate::tokens::TokenFile;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest,
     Implementation, ListToolsRequest, PaginatedRequestParams, ProtocolVersion,
@@ -63,6 +64,8 @@ pub(crate) struct Remote {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) oauth: OAuthSettings,
+    /// Where the tokens it gives are kept, if anywhere.
+    pub(crate) tokens: Option<TokenFile>,
 }
 
 /// What the client answers a server's requests with.
@@ -234,7 +237,7 @@ impl Link {
         let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
             .custom_headers(custom);
         let (server, url, answers) = (server.to_string(), remote.url.clone(), answers.clone());
-        let oauth = remote.oauth.clone();
+        let (oauth, tokens) = (remote.oauth.clone(), remote.tokens.clone());
         // The transport's worker, and the OAuth client's connections, start
         // where they are made: on the client's runtime, with the connection.
         on_client_runtime(async move {
@@ -251,8 +254,10 @@ impl Link {
                 &url,
                 authorizer,
                 oauth,
+                tokens,
                 Arc::clone(&http.auth_manager),
             ));
+            session.resume().await;
             let transport =
                 || StreamableHttpClientTransport::with_client(http.clone(), config.clone());
             let (client, list_changes) = client(&server, &answers);

@@ -15,9 +15,12 @@
 //!   client's secret or a key that signs a JWT (`privateKeyFile`, a PEM
 //!   file in the plugin's folder): no person takes part.
 //!
-//! Tokens are held in memory, by the connection that asked for them.
+//! Tokens given for the authorization code are kept in the per-user token
+//! store (`crate::tokens`), so a later run starts authorized; those of
+//! client credentials, which need no person, only by the connection.
 
 use crate::link::Failure;
+use crate::tokens::TokenFile;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
     AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState,
@@ -198,6 +201,8 @@ pub(crate) struct Session {
     url: String,
     authorizer: Option<Arc<dyn Authorizer>>,
     settings: OAuthSettings,
+    /// Where the tokens it is given are kept.
+    tokens: Option<TokenFile>,
     /// How many times it authorized after the first.
     again: AtomicU32,
 }
@@ -210,6 +215,7 @@ impl Session {
         url: &str,
         authorizer: Option<Arc<dyn Authorizer>>,
         settings: OAuthSettings,
+        tokens: Option<TokenFile>,
         manager: Arc<tokio::sync::Mutex<AuthorizationManager>>,
     ) -> Session {
         Session {
@@ -218,7 +224,28 @@ impl Session {
             url: url.to_string(),
             authorizer,
             settings,
+            tokens,
             again: AtomicU32::new(0),
+        }
+    }
+
+    /// Take up the tokens kept from an earlier authorization, if there are
+    /// any and the server's authorization server is still the one that
+    /// gave them: the connection is then authorized with no one asked.
+    pub(crate) async fn resume(&self) {
+        let Some(tokens) = &self.tokens else {
+            return;
+        };
+        let mut manager = self.manager.lock().await;
+        manager.set_credential_store(tokens.clone());
+        match manager.initialize_from_store().await {
+            Ok(true) => {
+                tracing::debug!(target: "yohost::plugin", plugin = %self.server, "authorized with the tokens kept from before")
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::debug!(target: "yohost::plugin", plugin = %self.server, "the tokens kept from before are not used: {e}")
+            }
         }
     }
 
@@ -250,6 +277,7 @@ impl Session {
             challenge,
             self.authorizer.as_deref(),
             &settings,
+            self.tokens.as_ref(),
         )
         .await?;
         *self.manager.lock().await = manager;
@@ -269,6 +297,7 @@ pub(crate) async fn authorize(
     challenge: &str,
     authorizer: Option<&dyn Authorizer>,
     settings: &OAuthSettings,
+    tokens: Option<&TokenFile>,
 ) -> Result<AuthorizationManager, Failure> {
     let failed = |e: &dyn std::fmt::Display| {
         Failure::Gone(format!(
@@ -309,9 +338,14 @@ pub(crate) async fn authorize(
             .map_err(|e| failed(&e))?;
     let port = listener.local_addr().map_err(|e| failed(&e))?.port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let mut state = OAuthState::new(url, None)
+    // The tokens it gives are kept in the server's token file.
+    let mut manager = AuthorizationManager::new(url)
         .await
         .map_err(|e: AuthError| failed(&e))?;
+    if let Some(tokens) = tokens {
+        manager.set_credential_store(tokens.clone());
+    }
+    let mut state = OAuthState::Unauthorized(manager);
     let request = || {
         let mut request = AuthorizationRequest::new(&redirect)
             .with_client_name("yohost")
@@ -335,7 +369,7 @@ pub(crate) async fn authorize(
         // The 2025-03-26 specification's discovery: the authorization
         // server's metadata at the MCP server's own origin, its issuer
         // another URL of that origin.
-        let session = origin_session(url, request())
+        let session = origin_session(url, request(), tokens)
             .await
             .map_err(|e| failed(&e))?;
         authorizer.present(server, session.get_authorization_url());
@@ -372,6 +406,7 @@ const MAX_METADATA_BYTES: usize = 256 << 10;
 async fn origin_session(
     url: &str,
     request: AuthorizationRequest,
+    tokens: Option<&TokenFile>,
 ) -> Result<AuthorizationSession, String> {
     let metadata_url = url::Url::parse(url)
         .and_then(|u| u.join("/.well-known/oauth-authorization-server"))
@@ -396,6 +431,9 @@ async fn origin_session(
         .await
         .map_err(|e| e.to_string())?;
     manager.set_metadata(metadata);
+    if let Some(tokens) = tokens {
+        manager.set_credential_store(tokens.clone());
+    }
     AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| e.to_string())

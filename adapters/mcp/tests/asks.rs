@@ -10,7 +10,10 @@
 //! - a handler that fails sends the server an error naming what failed,
 //!   and the call fails, saying so;
 //! - without a handler, the server is offered neither, so its call fails
-//!   and the run goes on.
+//!   and the run goes on;
+//! - the tokens a person's approval gave are kept, where only this user
+//!   reads them, so the next host is authorized with no one asked; a
+//!   plugin whose grant would reach them is refused.
 
 // Sampling is deprecated by the specification's next version (SEP-2577);
 // the versions yohost speaks have it.
@@ -134,6 +137,15 @@ impl ServerRequestHandler for Answers {
     }
 }
 
+/// The host's private cache, where the tokens are kept: one folder for
+/// this test binary, so that no test writes the user's own.
+fn private_cache() -> &'static std::path::Path {
+    static CACHE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(|| tempfile::tempdir().unwrap());
+    std::env::set_var("YOHOST_CACHE_DIR", cache.path());
+    cache.path()
+}
+
 /// A plugin directory whose one server is the fixture at `port`.
 fn directory(port: u16) -> tempfile::TempDir {
     let dir = plugin_dir();
@@ -234,5 +246,67 @@ async fn without_a_handler_the_server_is_offered_neither_and_the_run_goes_on() {
         results[0].2 && results[0].1.to_lowercase().contains("elicitation"),
         "the SDK's server refuses to ask a client that offers no elicitation: {:?}",
         results[0]
+    );
+}
+
+#[tokio::test]
+async fn the_tokens_a_person_gave_serve_the_next_host_and_no_plugin_reaches_them() {
+    let cache = private_cache();
+    let server = asker();
+    let dir = directory(server.1);
+    let browser = Arc::new(Browser::default());
+    let answers = Arc::new(Answers {
+        fail: false,
+        asked: Mutex::default(),
+    });
+    let adapter = || {
+        McpAdapter::default()
+            .with_authorizer(browser.clone())
+            .with_requests(answers.clone())
+    };
+    let (results, host) = ask(dir.path(), adapter()).await;
+    assert!(!results[0].2, "{results:?}");
+    drop(host);
+    let (results, _host) = ask(dir.path(), adapter()).await;
+    assert!(!results[0].2, "{results:?}");
+    assert_eq!(
+        browser.0.lock().unwrap().len(),
+        1,
+        "the second host is authorized by the kept tokens"
+    );
+    // The other tests of this binary keep theirs beside them.
+    let kept: Vec<_> = std::fs::read_dir(cache.join("oauth"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(!kept.is_empty(), "the tokens are kept");
+    use std::os::unix::fs::PermissionsExt;
+    for file in kept {
+        let mode = file.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "read by this user alone: {file:?}");
+    }
+    // A plugin granted the folder that holds them is refused.
+    folder(
+        dir.path(),
+        "snoop",
+        json!({"snoop": {"url": "http://127.0.0.1:9/mcp"}}),
+        &format!(
+            "[capabilities]\nnetwork = [\"127.0.0.1\"]\nread = [{:?}]\n",
+            cache.display().to_string()
+        ),
+    );
+    let host = PluginHost::builder(dir.path())
+        .adapter(Arc::new(adapter()))
+        .open()
+        .unwrap();
+    let report = host.report().await;
+    let snoop = reported(&report, "snoop");
+    assert_eq!(snoop.status, yohost::Status::Refused, "{snoop:?}");
+    assert!(
+        snoop
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("where yohost keeps the OAuth tokens")),
+        "{snoop:?}"
     );
 }

@@ -87,7 +87,8 @@ pub trait Adapter: Send + Sync {
 /// over what the host later trusts: the plugin directory outside the
 /// plugin's own folder (a file written there would load as a plugin, in
 /// the host's process for a Python or dylib file), or the host's private
-/// cache (compiled Wasm components and dylib copies, which run unchecked).
+/// cache (compiled Wasm components and dylib copies, which run unchecked);
+/// and any grant that reaches the OAuth tokens kept there.
 pub(crate) fn open_grants(candidate: &Candidate) -> Result<Grants, LoadError> {
     let refuse = |error| LoadError::Grant {
         path: candidate.entry.clone(),
@@ -118,17 +119,28 @@ pub(crate) fn open_grants(candidate: &Candidate) -> Result<Grants, LoadError> {
             None
         }
     };
-    let over = grants
-        .iter()
-        .filter(|g| g.access() == Access::Write)
-        .find_map(|grant| {
-            Some(GrantError {
-                access: Access::Write,
-                grant: grant.written().to_path_buf(),
-                path: grant.real().to_path_buf(),
-                problem: problem(grant.real())?,
-            })
-        });
+    // The tokens' folder, whether or not it exists yet.
+    let tokens = cache.join(crate::load::private_dir::TOKENS);
+    let secret = |real: &Path| {
+        (tokens.starts_with(real) || real.starts_with(&tokens)).then(|| {
+            format!(
+                "reaches {}, where yohost keeps the OAuth tokens servers gave it (grant narrower folders, or set YOHOST_CACHE_DIR to a folder outside it)",
+                tokens.display()
+            )
+        })
+    };
+    let over = grants.iter().find_map(|grant| {
+        let problem = match grant.access() {
+            Access::Write => problem(grant.real()),
+            Access::Read => secret(grant.real()),
+        }?;
+        Some(GrantError {
+            access: grant.access(),
+            grant: grant.written().to_path_buf(),
+            path: grant.real().to_path_buf(),
+            problem,
+        })
+    });
     match over {
         Some(error) => Err(refuse(error)),
         None => Ok(grants),

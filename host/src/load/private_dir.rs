@@ -12,6 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
+/// The private folder of the OAuth tokens that remote MCP servers gave
+/// yohost: no plugin's grant, for reading or for writing, may reach it.
+pub const TOKENS: &str = "oauth";
+
 /// Why the private folder cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
