@@ -11,6 +11,8 @@
 //!   and the call fails, saying so;
 //! - without a handler, the server is offered neither, so its call fails
 //!   and the run goes on;
+//! - a remote server is told no roots, even with folders granted: this
+//!   machine's paths are not its to know;
 //! - the tokens a person's approval gave are kept, where only this user
 //!   reads them, so the next host is authorized with no one asked; a
 //!   plugin whose grant would reach them is refused.
@@ -308,5 +310,31 @@ async fn the_tokens_a_person_gave_serve_the_next_host_and_no_plugin_reaches_them
             .as_deref()
             .is_some_and(|r| r.contains("where yohost keeps the OAuth tokens")),
         "{snoop:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_remote_server_is_told_no_roots_though_folders_are_granted() {
+    private_cache();
+    let server = asker();
+    let dir = directory(server.1);
+    std::fs::create_dir_all(dir.path().join("asker/data")).unwrap();
+    write(
+        dir.path(),
+        "asker/plugin.toml",
+        "[capabilities]\nnetwork = [\"127.0.0.1\"]\nread = [\"data\"]\n",
+    );
+    let host = PluginHost::builder(dir.path())
+        .adapter(Arc::new(
+            McpAdapter::default().with_authorizer(Arc::new(Browser::default())),
+        ))
+        .open()
+        .unwrap();
+    let results = run_with(&host, vec![call("roots", json!({})), text("done")]).await;
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        !results[0].2 && results[0].1.contains("roots: []"),
+        "{:?}",
+        results[0]
     );
 }
