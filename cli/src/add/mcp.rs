@@ -20,20 +20,13 @@ use crate::output::escaped;
 use std::path::{Path, PathBuf};
 
 /// The variables of the host's environment that pip gets besides the
-/// sandbox's base ones (where an index, a proxy or certificates are).
+/// sandbox's base ones and the network's (`tool::NETWORK_ENV`): where an
+/// index or certificates are.
 const PIP_ENV: &[&str] = &[
     "PIP_INDEX_URL",
     "PIP_EXTRA_INDEX_URL",
     "PIP_TRUSTED_HOST",
     "PIP_CERT",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "HTTPS_PROXY",
-    "HTTP_PROXY",
-    "NO_PROXY",
-    "https_proxy",
-    "http_proxy",
-    "no_proxy",
 ];
 
 /// A server installed in the stage: the name of its folder and plugin,

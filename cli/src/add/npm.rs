@@ -16,17 +16,10 @@ use crate::output::escaped;
 use std::path::{Path, PathBuf};
 
 /// The variables of the host's environment that npm gets besides the
-/// sandbox's base ones (where a registry, a proxy or certificates are).
+/// sandbox's base ones and the network's (`tool::NETWORK_ENV`): where a
+/// registry or certificates are.
 const NPM_ENV: &[&str] = &[
     "NODE_EXTRA_CA_CERTS",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "HTTPS_PROXY",
-    "HTTP_PROXY",
-    "NO_PROXY",
-    "https_proxy",
-    "http_proxy",
-    "no_proxy",
     "npm_config_registry",
     "npm_config_cache",
     "npm_config_userconfig",

@@ -19,6 +19,19 @@ const DEADLINE: Duration = Duration::from_secs(600);
 /// The most bytes of a tool's output that are kept, of each stream.
 const OUTPUT_LIMIT: u64 = 4 << 20;
 
+/// The variables of the host's environment that every tool gets: where a
+/// proxy and the system's certificates are.
+const NETWORK_ENV: &[&str] = &[
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "NO_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "no_proxy",
+];
+
 /// A program `add` runs in the sandbox, and what it may touch.
 pub struct Tool<'a> {
     /// The program: a name on the PATH, or a path.
@@ -31,7 +44,7 @@ pub struct Tool<'a> {
     /// What it may write besides the stage: its cache.
     pub writes: Vec<PathBuf>,
     /// The variables of the host's environment it gets besides the
-    /// sandbox's base ones.
+    /// sandbox's base ones and [`NETWORK_ENV`].
     pub env: &'a [&'a str],
 }
 
@@ -51,7 +64,11 @@ impl Tool<'_> {
         capabilities.read = self.reads.clone();
         capabilities.write = vec![stage.to_path_buf()];
         capabilities.write.extend(self.writes.iter().cloned());
-        capabilities.env = self.env.iter().map(|v| v.to_string()).collect();
+        capabilities.env = NETWORK_ENV
+            .iter()
+            .chain(self.env)
+            .map(|v| v.to_string())
+            .collect();
         capabilities.network = Network::Granted(true);
         capabilities.exec = true;
         let sandbox = ProcessSandbox::for_host_tool(stage, &capabilities)
