@@ -1,15 +1,18 @@
 //! The built-in tools `yohost run` gives the agent, and the ones a pi
-//! extension replaces: as in pi, an extension's tool with a built-in's name
-//! takes its place (yoagent keeps an agent's own tool over a plugin's of
-//! the same name, so the built-in is left out). A yohost plugin's tool of
-//! such a name does not: the built-in is kept and the plugin's is dropped.
+//! extension or a DSH tool replaces: as in pi and in DSH, a foreign tool
+//! with a built-in's name takes its place (yoagent keeps an agent's own
+//! tool over a plugin's of the same name, so the built-in is left out):
+//! DSH's `bash` runs, in the plugin's sandbox, not the built-in one. A
+//! yohost plugin's tool of such a name does not: the built-in is kept and
+//! the plugin's is dropped.
 
 use crate::output::escaped;
 use yoagent::AgentTool;
 use yohost::{Ecosystem, PluginHost, PluginReport, Status};
 
-/// The ecosystem whose tools replace built-ins of the same name.
-const REPLACING: Ecosystem = yohost_adapter_pi::ECOSYSTEM;
+/// The ecosystems whose tools replace built-ins of the same name, as their
+/// own hosts do.
+const REPLACING: [Ecosystem; 2] = [yohost_adapter_pi::ECOSYSTEM, yohost_adapter_dsh::ECOSYSTEM];
 
 /// A built-in tool a plugin's tool replaces.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +36,9 @@ pub fn replaced<'a>(
                 .iter()
                 .find(|p| {
                     p.status == Status::Loaded
-                        && p.ecosystem.as_deref() == Some(REPLACING.as_str())
+                        && REPLACING
+                            .iter()
+                            .any(|e| p.ecosystem.as_deref() == Some(e.as_str()))
                         && p.tools.iter().any(|t| t == tool)
                 })
                 .map(|p| Replaced {
@@ -45,13 +50,17 @@ pub fn replaced<'a>(
 }
 
 /// Which of the built-ins named `builtins` the plugins of `host` replace.
-/// Only a host with a plugin of the replacing ecosystem is asked for its
+/// Only a host with a plugin of a replacing ecosystem is asked for its
 /// report, which asks each plugin for its tools (a call its figures count).
 pub async fn replaced_in<'a>(
     host: &PluginHost,
     builtins: impl IntoIterator<Item = &'a str>,
 ) -> Vec<Replaced> {
-    if host.plugins().iter().any(|p| p.ecosystem == REPLACING) {
+    if host
+        .plugins()
+        .iter()
+        .any(|p| REPLACING.contains(&p.ecosystem))
+    {
         replaced(builtins, &host.report().await)
     } else {
         Vec::new()

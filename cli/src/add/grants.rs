@@ -128,11 +128,17 @@ pub fn asks(folder: &Path, own: Option<&(Manifest, toml::Table)>) -> Vec<Ask> {
     asks
 }
 
-/// What the package's own sources (not its dependencies) show it needs:
+/// What the package's own sources (not its dependencies) show it needs
+/// (`exec` for `child_process`, `pi.exec(` or DSH's shell service;
+/// `network` for `fetch(` and the HTTP modules):
 /// each grant once, with the file and the sign that shows it.
 fn needs(folder: &Path) -> Vec<(&'static str, String)> {
     const SIGNS: [(&str, &[&str]); 2] = [
-        ("exec", &["child_process", "pi.exec("]),
+        // DSH's shell service (`dsh-tool-bash`) starts processes.
+        (
+            "exec",
+            &["child_process", "pi.exec(", "@deepseek-ai/dsh-shell"],
+        ),
         (
             "network",
             &[
