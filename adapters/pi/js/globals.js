@@ -1,13 +1,14 @@
 // The Node globals pi extensions use, as far as a plugin host should go:
 // `process` (the granted environment only; `exit` throws), `Buffer` (the
 // common subset), `setInterval`, `TextEncoder`, `TextDecoder`, `URL`,
-// `URLSearchParams`, and `fetch` with `Headers` and `Response` (pi:fetch,
-// within `capabilities.network`). Evaluated before the extension's code; yohost's own
+// `URLSearchParams`, `Intl` where the engine has none (pi:intl), and `fetch`
+// with `Headers` and `Response` (pi:fetch, within `capabilities.network`). Evaluated before the extension's code; yohost's own
 // TypeScript plugins do not get these.
 
 import { host } from "pi:host";
 import { settings } from "pi:settings";
 import { fetch, Headers, Response } from "pi:fetch";
+import { makeIntl } from "pi:intl";
 
 // --- UTF-8 -----------------------------------------------------------------
 
@@ -445,15 +446,27 @@ export class ProcessExit extends Error {
 }
 
 function makeProcess(env) {
-  const log = (level) => ({
-    write(chunk) {
-      console[level](String(chunk).replace(/\x1b\][^\x07]*\x07|\x1b\[[0-9;?]*[ -/]*[@-~]/g, ""));
-      return true;
-    },
-    isTTY: false,
-    columns: 80,
-    rows: 24,
-  });
+  const log = (level) => {
+    const stream = {
+      write(chunk) {
+        console[level](String(chunk).replace(/\x1b\][^\x07]*\x07|\x1b\[[0-9;?]*[ -/]*[@-~]/g, ""));
+        return true;
+      },
+      isTTY: false,
+      columns: 80,
+      rows: 24,
+      // A stream that never resizes or closes: listeners are kept by none.
+      on: () => stream,
+      once: () => stream,
+      off: () => stream,
+      addListener: () => stream,
+      removeListener: () => stream,
+      removeAllListeners: () => stream,
+      getWindowSize: () => [80, 24],
+      hasColors: () => false,
+    };
+    return stream;
+  };
   return Object.freeze({
     env,
     cwd: () => host()?.cwd ?? "/",
@@ -515,5 +528,10 @@ export default function installGlobals(settingsJson, envJson) {
   });
   if (typeof globalThis.queueMicrotask !== "function") {
     globalThis.queueMicrotask = (fn) => void Promise.resolve().then(fn);
+  }
+  if (typeof globalThis.Intl !== "object") {
+    const process = /** @type {{env: Record<string, string | undefined>}} */ (globalThis.process);
+    // The subset above, not all of `Intl`'s types.
+    Object.assign(globalThis, { Intl: makeIntl(() => process.env.TZ ?? "UTC") });
   }
 }

@@ -1,6 +1,7 @@
 // The `pi` object an extension's factory receives, and what it records:
 // handlers by event, tools, refusals, warnings and unknown event names.
 
+import { createEntries } from "pi:shape/entries";
 import { HOOKED, OBSERVED, REFUSED, SILENT } from "pi:shape/events";
 import refused from "pi:shape/refused";
 import { noHistory, noSession, refusal, unavailable } from "pi:shape/refusals";
@@ -19,6 +20,8 @@ export function createExtension(host) {
     warnings: [],
     // Event names pi does not have (`{what, name, known, strict, outcome}`).
     unknown: [],
+    // What it appends to its session (`pi.appendEntry`).
+    entries: createEntries(),
     loaded: false,
   };
   const flags = new Map();
@@ -138,7 +141,9 @@ export function createExtension(host) {
     events,
     sendMessage,
     sendUserMessage: unavailable("pi.sendUserMessage", noHistory),
-    appendEntry: unavailable("pi.appendEntry", noSession),
+    appendEntry: (customType, data) => {
+      state.entries.append(customType, data);
+    },
     setSessionName: unavailable("pi.setSessionName", noSession),
     getSessionName: () => undefined,
     setLabel: unavailable("pi.setLabel", noSession),

@@ -51,9 +51,10 @@ function makeUi(log, state, warnApp) {
 }
 
 // pi's session as print mode without a session file has it (`--no-session`,
-// pi's in-memory session): an id and a header, no session folder, and no
-// entries, since the host never shows its history.
-function makeSessionManager(cwd) {
+// pi's in-memory session): an id and a header, no session folder, and of
+// its entries the ones the extension appended (`pi.appendEntry`), since the
+// host never shows its history.
+function makeSessionManager(cwd, entries) {
   const id = uuidv7();
   const header = Object.freeze({ type: "session", version: 3, id, timestamp: new Date().toISOString(), cwd });
   return Object.freeze({
@@ -63,15 +64,17 @@ function makeSessionManager(cwd) {
     getSessionFile: () => undefined,
     getSessionName: () => undefined,
     getHeader: () => header,
-    getEntries: () => [],
-    getBranch: () => [],
-    getTree: () => [],
-    getLeafId: () => null,
-    getLeafEntry: () => undefined,
-    getEntry: () => undefined,
+    // The entries the extension appended (`pi.appendEntry`): the session
+    // has one branch, theirs.
+    getEntries: () => entries.all(),
+    getBranch: () => entries.all(),
+    getTree: () => entries.all().map((entry) => ({ entry, children: [] })),
+    getLeafId: () => entries.last()?.id ?? null,
+    getLeafEntry: () => entries.last(),
+    getEntry: (entryId) => entries.get(entryId),
     getLabel: () => undefined,
     buildContextEntries: () => [],
-    buildSessionProjection: () => ({ entries: [], messages: [], thinkingLevel: "off", model: null }),
+    buildSessionProjection: () => ({ entries: entries.all(), messages: [], thinkingLevel: "off", model: null }),
   });
 }
 
@@ -109,7 +112,7 @@ const modelRegistry = Object.freeze({
  * @param {Partial<YohostHost>} host
  */
 export function contexts(host, state, warnApp) {
-  const sessionManager = makeSessionManager(host.cwd ?? "/");
+  const sessionManager = makeSessionManager(host.cwd ?? "/", state.entries);
   return function makeCtx(call) {
     const log = call?.log ?? console;
     return Object.freeze({

@@ -34,6 +34,11 @@
 //! - `prepareArguments` runs before the schema check; a `spawnHook`'s `env`
 //!   reaches the process, and the hook is shown only granted variables;
 //! - a call the host cannot honour (`pi.sendUserMessage`) fails its hook closed;
+//! - `Intl` and `process.stdout`'s listeners are there on the embedded
+//!   engine, as an extension finds them on Node;
+//! - `pi.appendEntry` keeps its entries in the session, in order, read back
+//!   through `ctx.sessionManager` in the same run and the next, and never
+//!   shown to the model;
 //! - the former `@mariozechner/*` names and `typebox` work, and tool
 //!   parameters become plain JSON Schema;
 //! - `context` handlers and `registerProvider` refuse the extension, naming
@@ -1366,6 +1371,106 @@ async fn prepare_arguments_runs_before_the_schema_check_as_in_pi() {
     // A throwing `prepareArguments` is an error result.
     assert!(
         results[3].2 && results[3].1.contains("cannot prepare these"),
+        "{results:?}"
+    );
+}
+
+/// An extension that keeps notes as session entries and reads them back.
+const MEMO: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  let restored = -1;
+  pi.on("session_start", async (_event, ctx) => {
+    restored = ctx.sessionManager.getEntries().length;
+  });
+  pi.registerTool({
+    name: "remember",
+    description: "keeps a note",
+    parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    async execute(_id, params) {
+      pi.appendEntry("memo", { text: params.text });
+      return { content: [{ type: "text", text: "kept" }] };
+    },
+  });
+  pi.registerTool({
+    name: "recall",
+    description: "reads the notes",
+    parameters: { type: "object", properties: {} },
+    async execute(_id, _params, _signal, _onUpdate, ctx) {
+      const entries = ctx.sessionManager.getEntries();
+      const notes = entries.filter((e) => e.type === "custom" && e.customType === "memo").map((e) => e.data.text);
+      const chained = entries.every((e, i) => e.parentId === (i === 0 ? null : entries[i - 1].id));
+      const leaf = ctx.sessionManager.getLeafEntry()?.data?.text;
+      return { content: [{ type: "text", text: `${notes.join(",")} chained=${chained} leaf=${leaf} restored=${restored}` }] };
+    },
+  });
+}
+"#;
+
+#[tokio::test]
+async fn append_entry_keeps_entries_in_the_session_across_calls_and_runs() {
+    let dir = plugin_dir();
+    write(dir.path(), "memo/index.ts", MEMO);
+    let host = open(dir.path()).unwrap();
+    let (agent, requests) = scripted(vec![
+        call("remember", json!({"text": "first"})),
+        call("remember", json!({"text": "second"})),
+        call("recall", json!({})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "keep notes").await);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(results.iter().all(|r| !r.2), "{results:?}");
+    assert_eq!(
+        results[2].1,
+        "first,second chained=true leaf=second restored=0"
+    );
+    let seen = format!("{:?}", requests.lock().unwrap());
+    assert!(!seen.contains("\"memo\""), "the model never sees an entry");
+    let (agent, _) = scripted(vec![call("recall", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "read notes").await);
+    assert!(
+        results[0].1.starts_with("first,second"),
+        "the session outlives the run: {results:?}"
+    );
+}
+
+/// An extension that formats with `Intl` and listens on `process.stdout`.
+const FORMATS: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  const onResize = () => {};
+  process.stdout.on("resize", onResize).off("resize", onResize);
+  process.stdout.removeListener("resize", onResize);
+  pi.registerTool({
+    name: "formats",
+    description: "formats a number, a list and a time zone",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      const number = new Intl.NumberFormat("en-US").format(1234567.5);
+      const list = new Intl.ListFormat("en").format(["a", "b", "c"]);
+      const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      const graphemes = [...new Intl.Segmenter().segment("héé")].length;
+      return { content: [{ type: "text", text: `${number} | ${list} | ${zone} | ${graphemes}` }] };
+    },
+  });
+}
+"#;
+
+#[tokio::test]
+async fn intl_and_stdout_listeners_are_there_on_the_embedded_engine() {
+    let dir = plugin_dir();
+    write(dir.path(), "formats/index.ts", FORMATS);
+    let host = open(dir.path()).unwrap();
+    let report = host.report().await;
+    let plugin = reported(&report, "formats");
+    assert_eq!(plugin.status, yohost::Status::Loaded, "{plugin:?}");
+    assert_eq!(plugin.engine.as_deref(), Some("js"), "{plugin:?}");
+    let (agent, _) = scripted(vec![call("formats", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "format").await);
+    assert_eq!(
+        results[0].1, "1,234,567.5 | a, b, and c | UTC | 3",
         "{results:?}"
     );
 }

@@ -14,7 +14,7 @@
 //! | reload-runtime | `reload_runtime` answers that a reload was requested |
 //! | shutdown-command | `finish_and_exit` fails naming `ctx.shutdown` (the host has no app to end) |
 //! | subagent | without `exec` the subagent cannot start; invalid parameters are an error result, marked by its `tool_result` handler |
-//! | tic-tac-toe | `tic_tac_toe_see_board` shows the board; a move fails naming `pi.appendEntry` |
+//! | tic-tac-toe | `tic_tac_toe_see_board` shows the board; a move saves it with `pi.appendEntry` |
 //! | tool-override | `read` denies `.env` with its reason and reads other files within the grants |
 //! | truncated-tool | `rg` needs `execSync`, which would block the plugin: an error result naming it |
 //! | with-deps | `parse_duration` runs the `ms` package from its own `node_modules` |
@@ -244,7 +244,7 @@ async fn subagent_marks_an_invalid_call_as_an_error_and_cannot_start_without_exe
 }
 
 #[tokio::test]
-async fn tic_tac_toe_shows_its_board_and_a_move_fails_naming_append_entry() {
+async fn tic_tac_toe_shows_its_board_and_a_move_saves_it_into_the_session() {
     let (_dir, host) = example("tic-tac-toe", "");
     let got = results(
         &host,
@@ -255,9 +255,9 @@ async fn tic_tac_toe_shows_its_board_and_a_move_fails_naming_append_entry() {
     )
     .await;
     assert!(!got[0].2 && got[0].1.contains("Your cursor"), "{got:?}");
-    // Every move saves the board into the session, which the host does not
-    // keep for plugins: the move fails, naming the method.
-    assert!(got[1].2 && got[1].1.contains("appendEntry"), "{got:?}");
+    // Every move saves the board into the session (`pi.appendEntry`),
+    // which the host keeps as pi does: the move goes through.
+    assert!(!got[1].2, "{got:?}");
 }
 
 #[tokio::test]

@@ -107,10 +107,12 @@ async fn refused_by_design_packages_name_their_events_and_are_not_routed() {
 
 /// `pi-web-access` needs Node (`node:net`, `node:http`, …), so it is routed
 /// there and loads with its tools. The tests never reach the internet: a
-/// fetch of an address nothing serves ends as the tool's error result, and
-/// the run goes on to its end.
+/// fetch of the loopback address is refused by the package's own guard,
+/// whose answer (an `Error:` text it does not mark as an error, as in pi,
+/// once it has kept the attempt with `pi.appendEntry`) reaches the model,
+/// and the run goes on to its end.
 #[tokio::test]
-async fn pi_web_access_loads_on_node_and_a_failed_fetch_is_an_error_result() {
+async fn pi_web_access_loads_on_node_and_a_blocked_fetch_is_the_package_s_own_answer() {
     needs_node!();
     let dir = plugin_dir();
     std::os::unix::fs::symlink(
@@ -139,9 +141,12 @@ async fn pi_web_access_loads_on_node_and_a_failed_fetch_is_an_error_result() {
     let events = run(&mut agent, "fetch it").await;
     let results = tool_results(&events);
     assert_eq!(results.len(), 1, "{results:?}");
-    let (name, _, is_error) = &results[0];
+    let (name, text, _) = &results[0];
     assert_eq!(name, "fetch_content");
-    assert!(*is_error, "{results:?}");
+    assert!(
+        text.contains("Blocked internal address for 127.0.0.1"),
+        "{results:?}"
+    );
     assert_eq!(
         final_assistant(&events),
         (yoagent::StopReason::Stop, None),
