@@ -34,6 +34,9 @@
 //! - `prepareArguments` runs before the schema check; a `spawnHook`'s `env`
 //!   reaches the process, and the hook is shown only granted variables;
 //! - a call the host cannot honour (`pi.sendUserMessage`) fails its hook closed;
+//! - a name pi no longer exports is `undefined` where it is imported, as
+//!   pi's loader has it: the extension loads, says so in a warning, and a
+//!   call of it fails that call;
 //! - `Intl` and `process.stdout`'s listeners are there on the embedded
 //!   engine, as an extension finds them on Node;
 //! - `pi.appendEntry` keeps its entries in the session, in order, read back
@@ -1473,4 +1476,54 @@ async fn intl_and_stdout_listeners_are_there_on_the_embedded_engine() {
         results[0].1, "1,234,567.5 | a, b, and c | UTC | 3",
         "{results:?}"
     );
+}
+
+/// An extension that imports a name pi-tui no longer exports.
+const OLD_NAME: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { getEditorKeybindings, Text } from "@earendil-works/pi-tui";
+export default function (pi: ExtensionAPI) {
+  const seen = typeof getEditorKeybindings;
+  pi.registerTool({
+    name: "keys",
+    description: "asks for the editor's key bindings",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      if (seen !== "undefined" || typeof Text !== "function") throw new Error(`seen ${seen}`);
+      return { content: [{ type: "text", text: String(getEditorKeybindings()) }] };
+    },
+  });
+  pi.registerTool({
+    name: "fine",
+    description: "needs nothing gone",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      return { content: [{ type: "text", text: `fine: ${seen}` }] };
+    },
+  });
+}
+"#;
+
+#[tokio::test]
+async fn a_name_pi_no_longer_exports_is_undefined_and_fails_where_it_is_called() {
+    let dir = plugin_dir();
+    write(dir.path(), "old-name/index.ts", OLD_NAME);
+    let host = open(dir.path()).unwrap();
+    let report = host.report().await;
+    let plugin = reported(&report, "old-name");
+    assert_eq!(plugin.status, yohost::Status::Loaded, "{plugin:?}");
+    assert!(
+        plugin.warnings.iter().any(|w| w.contains(
+            "imports `getEditorKeybindings` from \"@earendil-works/pi-tui\", which it does not export"
+        )),
+        "{plugin:?}"
+    );
+    let (agent, _) = scripted(vec![
+        call("fine", json!({})),
+        call("keys", json!({})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "keys").await);
+    assert_eq!(results[0].1, "fine: undefined", "{results:?}");
+    assert!(results[1].2, "calling it fails the call: {results:?}");
 }

@@ -134,6 +134,7 @@ pub fn load_with(
     )
     .map_err(refused)?;
     let member_warnings = member_reads(candidate, &path, &mut modules)?;
+    let gather_warnings = std::mem::take(&mut modules.warnings);
     add_flavor(&mut modules, flavor).map_err(refused)?;
     let capabilities = &candidate.manifest.capabilities;
     let env = glue::granted_env(capabilities);
@@ -199,6 +200,7 @@ pub fn load_with(
     })?;
     let mut warnings = sandbox_warnings;
     warnings.extend(member_warnings);
+    warnings.extend(gather_warnings);
     // What it would have done while it loaded (pi's `session_start`).
     warnings.extend(dry_run.iter().flat_map(DryRun::take));
     let offered = flavor.services.is_some();

@@ -37,6 +37,9 @@ pub(crate) struct ModuleSet {
     /// that the flavor's stand-ins lack ([`NodeNeed::Members`]): whether
     /// they send it to Node is the engine's choice.
     pub member_needs: NodeNeeds,
+    /// What a person should know of how the modules were gathered (a name
+    /// bound to `undefined`).
+    pub warnings: Vec<String>,
 }
 
 impl ModuleSet {

@@ -25,7 +25,7 @@ use super::module_files::{
     confine, in_package, is_own, outside_own, read_source, relative, unreadable,
 };
 use super::module_set::{module_name, GatherError, ModuleSet};
-use super::node_needs::{check_members, check_names, NativeAddons};
+use super::node_needs::{bind_missing_to_undefined, check_members, check_names, NativeAddons};
 use super::packages::{Format, PackageError, Packages, Request};
 use super::transpile::transpile;
 use crate::load::grants::{Confined, FileError};
@@ -129,15 +129,18 @@ pub(crate) fn gather(
         let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
             let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
-                if let Some(need) = check_names(&file, builtin, &module, &packages)? {
+                let source = set
+                    .sources
+                    .entry(builtin.specifier.to_string())
+                    .or_insert(Cow::Borrowed(builtin.source));
+                if served.owner(builtin.specifier).is_some() {
+                    bind_missing_to_undefined(&file, builtin, &module, source, &mut set.warnings);
+                } else if let Some(need) = check_names(&file, builtin, &module, &packages)? {
                     needs.add(need);
                 }
                 if let Some(need) = check_members(&file, builtin, &module, &packages) {
                     set.member_needs.add(need);
                 }
-                set.sources
-                    .entry(builtin.specifier.to_string())
-                    .or_insert(Cow::Borrowed(builtin.source));
                 builtin.specifier.to_string()
             } else if specifier.starts_with("./") || specifier.starts_with("../") {
                 let target = relative(&base_dir, &file, specifier)?;

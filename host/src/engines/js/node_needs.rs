@@ -48,6 +48,46 @@ pub(super) fn check_names(
     )))
 }
 
+/// The names `file` imports from `builtin` that it does not export, when
+/// `builtin` stands in for a package the flavor owns: bound to `undefined`,
+/// as a package's own loader (pi's jiti) binds a name a newer version no
+/// longer exports. Each is added to the module's `source` once (an
+/// `export` of `undefined` under that name), and said in a warning, so a
+/// call that then fails is traced to it.
+pub(super) fn bind_missing_to_undefined(
+    file: &Path,
+    builtin: &Builtin,
+    module: &Transpiled,
+    source: &mut std::borrow::Cow<'static, str>,
+    warnings: &mut Vec<String>,
+) {
+    let exported = exports_of(builtin.source);
+    let mut names: Vec<&str> = module
+        .names
+        .iter()
+        .filter(|(specifier, name)| specifier == builtin.specifier && !exported.contains(name))
+        .map(|(_, name)| name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for (index, name) in names.into_iter().enumerate() {
+        let marker = format!("/* yohost: {name:?} is undefined */");
+        if source.contains(&marker) {
+            continue;
+        }
+        let binding = format!("__yohost_undefined_{}_{index}", source.len());
+        let line = format!(
+            "\n{marker} const {binding} = undefined; export {{ {binding} as {name:?} }};\n"
+        );
+        source.to_mut().push_str(&line);
+        warnings.push(format!(
+            "{} imports `{name}` from \"{}\", which it does not export (any more): it is `undefined`, as in its own host, and fails where it is used",
+            file.display(),
+            builtin.specifier
+        ));
+    }
+}
+
 /// The members `file` reads from the namespace of `builtin` that its
 /// stand-in lacks, when it stands in for a Node built-in (Node's own module
 /// has them). Any other module's namespace may lack a member a file reads:
