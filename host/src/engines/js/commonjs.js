@@ -63,3 +63,16 @@ export function load(name) {
   module.loaded = true;
   return module.exports;
 }
+
+// `require` in an ES module (host/src/engines/js/esm_require.rs): what
+// `specifier` names among the namespaces the module imported for its
+// literal `require` calls (`served`, specifier → namespace): the module's
+// default where it has one (a CommonJS module's `module.exports`, a
+// built-in's object), else the namespace.
+export function requireIn(specifier, served) {
+  const namespace = Object.hasOwn(served, specifier) ? served[specifier] : undefined;
+  if (namespace === undefined) {
+    throw notFound(`Cannot find module '${specifier}': only require("...") calls with a literal specifier, found when the plugin loads, can be served`);
+  }
+  return namespace.default !== undefined ? namespace.default : namespace;
+}

@@ -55,6 +55,7 @@
 
 pub(crate) mod commonjs;
 pub(crate) mod crypto;
+pub(crate) mod esm_require;
 pub(crate) mod fetch;
 pub(crate) mod flavor;
 pub(crate) mod glue;

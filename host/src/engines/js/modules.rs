@@ -27,7 +27,7 @@ use super::module_files::{
 use super::module_set::{module_name, GatherError, ModuleSet};
 use super::node_needs::{bind_missing_to_undefined, check_members, check_names, NativeAddons};
 use super::packages::{Format, PackageError, Packages, Request};
-use super::transpile::transpile;
+use super::transpile::transpile_embedded;
 use crate::load::grants::{Confined, FileError};
 use crate::load::routing::{NodeNeed, NodeNeeds};
 use std::borrow::Cow;
@@ -126,7 +126,8 @@ pub(crate) fn gather(
             )?);
             continue;
         }
-        let module = transpile(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
+        let module =
+            transpile_embedded(&file, &source).map_err(|e| GatherError::Invalid(e.message))?;
         for specifier in &module.imports {
             let target = if let Some(builtin) = builtins.iter().find(|b| b.specifier == specifier) {
                 let source = set
@@ -142,6 +143,12 @@ pub(crate) fn gather(
                     set.member_needs.add(need);
                 }
                 builtin.specifier.to_string()
+            } else if specifier == commonjs::RUNTIME {
+                // `require` in an ES module (`esm_require`).
+                set.sources
+                    .entry(commonjs::RUNTIME.to_string())
+                    .or_insert(Cow::Borrowed(commonjs::RUNTIME_SOURCE));
+                commonjs::RUNTIME.to_string()
             } else if specifier.starts_with("./") || specifier.starts_with("../") {
                 let target = relative(&base_dir, &file, specifier)?;
                 confine(own, &file, specifier, &target)?;

@@ -114,6 +114,24 @@ fn transpile_here(file: &Path, source: &str) -> Result<Transpiled, TranspileErro
     })
 }
 
+/// [`transpile`], for the embedded engine: the module also gets a
+/// `require` of its own when it calls one it does not declare
+/// (`super::esm_require`; Node runs ES modules as Node does).
+pub fn transpile_embedded(file: &Path, source: &str) -> Result<Transpiled, TranspileError> {
+    guarded(file, source, || {
+        let module = transpile_here(file, source)?;
+        let code = super::esm_require::with_require(module.code);
+        let (imports, names, members) = imports_of(&code);
+        Ok(Transpiled {
+            code,
+            imports,
+            names,
+            members,
+            lines: module.lines,
+        })
+    })?
+}
+
 /// A name a module takes from another: `(specifier, name)`.
 type Taken = (String, String);
 
