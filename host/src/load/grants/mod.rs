@@ -29,6 +29,7 @@
 
 mod access;
 mod confined;
+mod granted_file;
 mod paths;
 
 pub use access::{Access, FileError};
@@ -36,6 +37,7 @@ pub use confined::{Confined, Entry, EntryKind, FileInfo, WriteMode};
 pub use paths::lexical;
 
 use crate::load::manifest::Capabilities;
+use granted_file::GrantedFile;
 use paths::resolve_existing;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -66,38 +68,6 @@ pub struct Grant {
     dir: Confined,
     /// For a granted file: the file itself.
     file: Option<GrantedFile>,
-}
-
-/// A granted file: its name in its folder (as resolved), its real path,
-/// and a handle on the file itself (`O_PATH`), which the kernel sandbox of
-/// a process grants.
-#[derive(Debug)]
-struct GrantedFile {
-    name: PathBuf,
-    real: PathBuf,
-    handle: std::os::fd::OwnedFd,
-}
-
-impl GrantedFile {
-    /// Open the file `real` (symlinks resolved) as a grant: its folder's
-    /// handle, and the file's own.
-    fn open(real: &Path) -> io::Result<(Confined, GrantedFile)> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let (Some(folder), Some(name)) = (real.parent(), real.file_name()) else {
-            return Err(io::ErrorKind::InvalidInput.into());
-        };
-        let dir = Confined::open(folder)?;
-        let handle = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(real)?;
-        let file = GrantedFile {
-            name: PathBuf::from(name),
-            real: real.to_path_buf(),
-            handle: handle.into(),
-        };
-        Ok((dir, file))
-    }
 }
 
 impl Grant {
