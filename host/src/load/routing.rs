@@ -71,6 +71,14 @@ pub enum NodeNeed {
         /// The limit, in bytes.
         limit: u64,
     },
+    /// An npm package that exports itself only under Node's `node`
+    /// condition (`"exports": {"node": …}`), which only Node resolves.
+    NodeCondition {
+        /// The file that imports it.
+        file: PathBuf,
+        /// The package's name.
+        package: String,
+    },
     /// An npm package with a native addon.
     NativeAddon {
         /// The file that imports or requires it.
@@ -117,6 +125,11 @@ impl std::fmt::Display for NodeNeed {
             NodeNeed::Large { file, limit } => write!(
                 f,
                 "{} is over the limit of {limit} bytes of the embedded engine, which Node does not have",
+                file.display()
+            ),
+            NodeNeed::NodeCondition { file, package } => write!(
+                f,
+                "{} imports \"{package}\", which exports itself only for Node (its `node` condition)",
                 file.display()
             ),
             NodeNeed::NativeAddon {

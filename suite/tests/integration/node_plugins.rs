@@ -22,7 +22,8 @@
 //!   Node before the process is killed, and an extension with only that
 //!   handler is not warned as never called;
 //! - `engine = "auto"` (the default): a plugin whose import graph needs a
-//!   Node built-in the flavor lacks, or an npm package with a native addon,
+//!   Node built-in the flavor lacks, an npm package with a native addon or
+//!   one that exports itself only for Node (its `node` condition),
 //!   runs on Node, and `yohost check`'s report says why; `engine =
 //!   "embedded"` refuses it, naming what it needs; an import refused for
 //!   another reason wins over the need for Node; in a live directory the
@@ -449,6 +450,34 @@ async fn auto_runs_a_plugin_that_needs_node_on_node_and_says_why() {
         "{why}"
     );
     assert!(native.to_string().contains("\n  on node: "), "{native}");
+    assert_eq!(hash_through(&host, "x").await, ("h:x:object".into(), false));
+}
+
+/// A package that exports itself only under Node's `node` condition (as
+/// `pkce-challenge` does) is not found by the embedded engine's resolution:
+/// `auto` sends the plugin to Node, saying why, and it runs there.
+#[tokio::test]
+async fn a_package_exported_only_for_node_sends_its_plugin_to_node() {
+    needs_node!();
+    let dir = plugin_dir();
+    install_hasher(dir.path(), "node-only", "", false);
+    write(
+        dir.path(),
+        "node-only/node_modules/hasher/package.json",
+        r#"{"name": "hasher", "exports": {".": {"node": "./index.js"}}}"#,
+    );
+    let host = PluginHost::open(dir.path()).unwrap();
+    let report = host.report().await;
+    let plugin = reported(&report, "node-only");
+    assert_eq!(plugin.status, Status::Loaded, "{report:?}");
+    assert_eq!(plugin.engine.as_deref(), Some("node"));
+    let why = plugin.routed.clone().unwrap_or_default();
+    assert!(
+        why.contains(
+            "imports \"hasher\", which exports itself only for Node (its `node` condition)"
+        ),
+        "{why}"
+    );
     assert_eq!(hash_through(&host, "x").await, ("h:x:object".into(), false));
 }
 

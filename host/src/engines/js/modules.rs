@@ -172,6 +172,13 @@ pub(crate) fn gather(
                         });
                         continue;
                     }
+                    Err(PackageError::NodeOnly(package)) => {
+                        needs.add(NodeNeed::NodeCondition {
+                            file: file.clone(),
+                            package,
+                        });
+                        continue;
+                    }
                     resolved => {
                         resolved.map_err(|e| refused_import(&file, specifier, builtins, &e))?
                     }

@@ -114,6 +114,9 @@ pub enum PackageError {
         /// The plugin's folder.
         folder: PathBuf,
     },
+    /// A package that exports itself only under Node's `node` condition.
+    #[error("the package `{0}` exports itself only for Node (its `node` condition)")]
+    NodeOnly(String),
     /// A Node built-in module the flavor does not provide.
     #[error("`{0}` is a Node built-in module, which is not available to this plugin on the embedded engine (yohost plugins and pi extensions that need it run on Node with `engine = \"node\"` in plugin.toml)")]
     NodeBuiltin(String),
@@ -144,6 +147,10 @@ pub enum PackageError {
 pub struct Packages {
     folder: PathBuf,
     import: Resolver,
+    /// An import as Node's loader resolves it (the `node` condition too):
+    /// asked only when `import` finds nothing, to tell a package that
+    /// exports itself only for Node.
+    node_import: Resolver,
     require: Resolver,
     types: Mutex<HashMap<PathBuf, Option<String>>>,
     /// The reads the resolvers' file system refused ([`Bounded`]).
@@ -174,6 +181,7 @@ impl Packages {
         Self {
             folder: folder.to_path_buf(),
             import: resolver(&["import", "module", "default"]),
+            node_import: resolver(&["node", "import", "default"]),
             require: resolver(&["require", "node", "default"]),
             types: Mutex::new(HashMap::new()),
             refused,
@@ -202,7 +210,15 @@ impl Packages {
                 problem: problem.clone(),
             });
         }
-        let resolution = resolution.map_err(|e| self.explain(specifier, e))?;
+        let resolution = match (resolution, request) {
+            (Err(error), Request::Import) if !is_relative(specifier) => {
+                if self.node_import.resolve(dir, specifier).is_ok() {
+                    return Err(PackageError::NodeOnly(package_name(specifier).to_string()));
+                }
+                return Err(self.explain(specifier, error));
+            }
+            (resolution, _) => resolution.map_err(|e| self.explain(specifier, e))?,
+        };
         let file = resolution.into_path_buf();
         // The resolver follows symlinks; canonicalize once more so that a
         // link it chose not to follow cannot pass the check.
