@@ -3,8 +3,9 @@
 // `capabilities.exec = true`. A process runs off the plugin's thread
 // through the host's exec service, bounded by the deadline of the hook
 // that started it; its output arrives when it ends (one `data` event per
-// stream, then `exit` and `close`). The sync forms would block the plugin's
-// thread, so they throw.
+// stream, then `exit` and `close`). The sync forms (`execSync`,
+// `execFileSync`, `spawnSync`) would block the plugin's thread, so they are
+// not here: an extension that imports them runs on Node, which has them.
 
 import { host } from "pi:host";
 import { EventEmitter as Emitter } from "node:events";
@@ -117,14 +118,8 @@ export function spawn(command, args, options) {
   return new ChildProcess(promise);
 }
 
-const blocking = (name) => () => {
-  throw new Error(`node:child_process.${name} is not available in yohost: it would block the plugin's thread (use the async form)`);
-};
-export const execSync = blocking("execSync");
-export const execFileSync = blocking("execFileSync");
-export const spawnSync = blocking("spawnSync");
 export const fork = () => {
   throw new Error("node:child_process.fork is not available in yohost: there is no Node to fork");
 };
 
-export default { exec, execFile, spawn, execSync, execFileSync, spawnSync, fork };
+export default { exec, execFile, spawn, fork };

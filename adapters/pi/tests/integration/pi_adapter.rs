@@ -68,6 +68,7 @@ use yohost::PluginHost;
 fn yohost_check(dir: &Path) -> serde_json::Value {
     let host = PluginHost::builder(dir)
         .adapter(yohost_adapter_pi::adapter())
+        .adapter(yohost_adapter_pi::node_adapter())
         .dry_run(true)
         .open()
         .expect("the directory opens");
@@ -106,7 +107,9 @@ const VERDICTS: &[(&str, Verdict)] = &[
     ("custom-provider-gitlab-duo", Refused("calls `pi.registerProvider")),
     ("debug-provider", Refused("listens for `message_end`")),
     ("dirty-repo-guard", Loaded(&[], &[])),
-    ("doom-overlay", Refused("imports \"node:zlib\"")),
+    // It needs `node:zlib`, so it runs on Node, where its command is all it
+    // registers.
+    ("doom-overlay", Loaded(&[], &[])),
     ("dynamic-resources", Loaded(&[], &[])),
     ("dynamic-tools", Loaded(&["tools", "call_tool"], &["echo_session"])),
     ("entry-renderer", Loaded(&[], &[])),
@@ -1178,7 +1181,7 @@ async fn a_spawn_hooks_env_reaches_the_process_within_the_grants() {
 }
 
 const CHILD_PROCESS_PLUGIN: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { exec, execSync, spawn } from "node:child_process";
+import { exec, spawn } from "node:child_process";
 import { promisify } from "node:util";
 const run = promisify(exec);
 export default function (pi: ExtensionAPI) {
@@ -1195,9 +1198,7 @@ export default function (pi: ExtensionAPI) {
         child.on("error", reject);
         child.on("close", (code) => resolve(`${out}:${code}`));
       });
-      let sync = "";
-      try { execSync("true"); } catch (e) { sync = e.message; }
-      return { content: [{ type: "text", text: JSON.stringify([stdout, spawned, sync]) }] };
+      return { content: [{ type: "text", text: JSON.stringify([stdout, spawned]) }] };
     },
   });
 }"#;
@@ -1220,13 +1221,6 @@ async fn node_child_process_runs_off_the_thread_only_when_granted() {
             let seen: serde_json::Value = serde_json::from_str(&results[0].1).unwrap();
             assert_eq!(seen[0], "shell\n");
             assert_eq!(seen[1], "spawned:0");
-            assert!(
-                seen[2]
-                    .as_str()
-                    .unwrap()
-                    .contains("would block the plugin's thread"),
-                "{seen}"
-            );
         } else {
             assert!(results[0].2, "{results:?}");
             assert!(
@@ -1572,4 +1566,51 @@ async fn require_in_an_es_module_serves_literal_specifiers_on_the_embedded_engin
         results[1].2 && results[1].1.contains("Cannot find module 'node:os'"),
         "{results:?}"
     );
+}
+
+/// An extension that runs a process synchronously, as graphviz-style
+/// extensions do.
+const SYNC_PROCESS: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { execSync } from "node:child_process";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "sync",
+    description: "runs echo synchronously",
+    parameters: { type: "object", properties: {} },
+    async execute() {
+      return { content: [{ type: "text", text: execSync("echo synchronous").toString() }] };
+    },
+  });
+}"#;
+
+#[tokio::test]
+async fn a_synchronous_process_sends_the_extension_to_node_where_it_runs() {
+    let dir = plugin_dir();
+    write(dir.path(), "sync/index.ts", SYNC_PROCESS);
+    write(dir.path(), "sync/plugin.toml", "[capabilities]\nexec = true\n");
+    // Without Node's entry, the extension is refused, naming what it needs.
+    let host = open(dir.path()).unwrap();
+    let report = host.report().await;
+    let plugin = reported(&report, "sync");
+    assert_eq!(plugin.status, yohost::Status::Refused, "{plugin:?}");
+    assert!(
+        plugin
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("imports `execSync` from \"node:child_process\"")),
+        "{plugin:?}"
+    );
+    if let Some(why) = node_missing() {
+        eprintln!("skipped the run on Node: {why}");
+        return;
+    }
+    let host = open_with_node(dir.path());
+    let report = host.report().await;
+    let plugin = reported(&report, "sync");
+    assert_eq!(plugin.status, yohost::Status::Loaded, "{plugin:?}");
+    assert_eq!(plugin.engine.as_deref(), Some("node"), "{plugin:?}");
+    let (agent, _) = scripted(vec![call("sync", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "run").await);
+    assert_eq!(results[0].1, "synchronous\n", "{results:?}");
 }

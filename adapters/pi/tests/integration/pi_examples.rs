@@ -16,7 +16,7 @@
 //! | subagent | without `exec` the subagent cannot start; invalid parameters are an error result, marked by its `tool_result` handler |
 //! | tic-tac-toe | `tic_tac_toe_see_board` shows the board; a move saves it with `pi.appendEntry` |
 //! | tool-override | `read` denies `.env` with its reason and reads other files within the grants |
-//! | truncated-tool | `rg` needs `execSync`, which would block the plugin: an error result naming it |
+//! | truncated-tool | `rg` runs through `execSync` on Node, where the extension is sent |
 //! | with-deps | `parse_duration` runs the `ms` package from its own `node_modules` |
 //! | claude-rules, pirate, preset, tic-tac-toe (`before_agent_start`) | no note while their mode is off, and the hook fails nothing |
 //!
@@ -60,7 +60,7 @@ fn example(name: &str, manifest: &str) -> (tempfile::TempDir, PluginHost) {
         std::fs::copy(source.with_extension("ts"), folder.join("index.ts")).unwrap();
     }
     std::fs::write(folder.join("plugin.toml"), manifest).unwrap();
-    let host = open(dir.path()).unwrap();
+    let host = open_with_node(dir.path());
     assert!(host.refused().is_empty(), "{name}: {:?}", host.refused());
     (dir, host)
 }
@@ -283,13 +283,23 @@ async fn tool_override_denies_secrets_and_reads_within_the_grants() {
 }
 
 #[tokio::test]
-async fn truncated_tool_needs_exec_sync_which_would_block() {
-    // `rg` runs through `execSync`, which would block the plugin's thread:
-    // the call is an error result naming it.
+async fn truncated_tool_runs_rg_through_exec_sync_on_node() {
+    // `rg` runs through `execSync`, which only Node has: the extension runs
+    // there, and `rg` runs (or, where it is not installed, the shell's
+    // failure to find it is the tool's error, as in pi).
+    if let Some(why) = node_missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
     let (_dir, host) = example("truncated-tool", "[capabilities]\nexec = true\n");
+    assert_eq!(
+        host.plugins()[0].engine,
+        yohost::EngineKind::NODE,
+        "routed to Node"
+    );
     let got = results(&host, vec![call("rg", json!({"pattern": "x"}))]).await;
-    assert!(got[0].2, "{got:?}");
-    assert!(got[0].1.contains("execSync"), "{got:?}");
+    assert!(!got[0].1.contains("would block"), "{got:?}");
+    assert!(!got[0].2 || got[0].1.contains("rg"), "{got:?}");
 }
 
 #[tokio::test]
