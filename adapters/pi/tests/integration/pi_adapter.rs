@@ -1614,3 +1614,42 @@ async fn a_synchronous_process_sends_the_extension_to_node_where_it_runs() {
     let results = tool_results(&run(&mut agent, "run").await);
     assert_eq!(results[0].1, "synchronous\n", "{results:?}");
 }
+
+/// An extension that needs Node and makes a state folder as it loads.
+fn state_writer(state: &Path) -> String {
+    format!(
+        r#"import type {{ ExtensionAPI }} from "@earendil-works/pi-coding-agent";
+import {{ mkdirSync }} from "node:fs";
+import {{ createServer }} from "node:net";
+export default function (pi: ExtensionAPI) {{
+  void createServer;
+  mkdirSync({state:?}, {{ recursive: true }});
+  pi.on("session_start", async () => {{}});
+}}"#,
+        state = state.display().to_string()
+    )
+}
+
+#[tokio::test]
+async fn a_write_at_start_up_on_node_is_refused_naming_the_path_and_the_grant() {
+    if let Some(why) = node_missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = plugin_dir();
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join(".pi/agent/state");
+    write(dir.path(), "stateful/index.ts", &state_writer(&state));
+    let host = open_with_node(dir.path());
+    let report = host.report().await;
+    let plugin = reported(&report, "stateful");
+    assert_eq!(plugin.status, yohost::Status::Refused, "{plugin:?}");
+    assert_eq!(plugin.engine.as_deref(), Some("node"), "{plugin:?}");
+    let reason = plugin.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains(&format!("writing {}", home.path().join(".pi").display()))
+            || reason.contains(&format!("writing {}", state.display())),
+        "the path is named: {reason}"
+    );
+    assert!(reason.contains("`write = [\""), "the grant is named: {reason}");
+}

@@ -25,10 +25,25 @@ function describe(error) {
         .split("\n")
         .map((s) => s.trim())
         .find((s) => s.startsWith("at "));
-      return `${error.name}: ${error.message}` + (at ? ` (${at})` : "");
+      return `${error.name}: ${error.message}` + denied(error) + (at ? ` (${at})` : "");
     }
     return "threw " + show(error);
   } catch (_) {
     return "threw a value that cannot be shown";
   }
+}
+
+// What Node's permission model denied (`ERR_ACCESS_DENIED`, whose message
+// names neither), and the grant of plugin.toml that would allow it; empty
+// for any other error.
+function denied(error) {
+  if (error.code !== "ERR_ACCESS_DENIED") return "";
+  const keys = { FileSystemRead: "read", FileSystemWrite: "write" };
+  const key = keys[error.permission];
+  const resource = typeof error.resource === "string" ? error.resource : "";
+  if (key && resource) {
+    return `: ${key === "read" ? "reading" : "writing"} ${resource}, which no grant covers (grant it under [capabilities] in plugin.toml: \`${key} = [${JSON.stringify(resource)}]\`, the folder made first)`;
+  }
+  if (error.permission === "ChildProcess") return ": starting a process (grant `exec = true` under [capabilities] in plugin.toml)";
+  return error.permission ? `: ${error.permission}` : "";
 }
