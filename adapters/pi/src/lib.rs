@@ -219,11 +219,60 @@ impl Adapter for PiAdapter {
     /// is not routed to Node).
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         let entries = extensions(candidate);
-        let mut loaded = load_with(candidate, &entries, &PI, &settings(candidate), grants)
-            .map_err(|error| by_design_first(candidate, error))?;
+        let settings = settings(candidate);
+        let mut loaded = match load_with(candidate, &entries, &PI, &settings, grants.clone()) {
+            Ok(loaded) => loaded,
+            // A package that needs Node goes there whole.
+            Err(error) if entries.len() > 1 && !matches!(error, LoadError::NeedsNode { .. }) => {
+                load_those_that_stand_alone(candidate, &entries, &settings, grants)
+                    .ok_or_else(|| by_design_first(candidate, error))?
+            }
+            Err(error) => return Err(by_design_first(candidate, error)),
+        };
         loaded.ecosystem = Some(ECOSYSTEM);
         Ok(loaded)
     }
+}
+
+/// A package of several extensions, one or more of which cannot load:
+/// each is tried alone, as a check tries it (it writes nothing and starts
+/// nothing), and the package loads with those that load, each one left
+/// out said in a warning with its reason (as pi loads the rest of a
+/// package when one of its extensions fails). `None` when none loads, or
+/// when one needs Node (the package then goes there whole).
+fn load_those_that_stand_alone(
+    candidate: &Candidate,
+    entries: &[PathBuf],
+    settings: &serde_json::Value,
+    grants: Grants,
+) -> Option<Loaded> {
+    let mut trial = candidate.clone();
+    trial.dry_run = true;
+    let mut kept = Vec::new();
+    let mut left_out = Vec::new();
+    for entry in entries {
+        match load_with(
+            &trial,
+            std::slice::from_ref(entry),
+            &PI,
+            settings,
+            grants.clone(),
+        ) {
+            Ok(_) => kept.push(entry.clone()),
+            // One that needs Node sends the package there whole.
+            Err(LoadError::NeedsNode { .. }) => return None,
+            Err(error) => {
+                let shown = entry.strip_prefix(&candidate.root).unwrap_or(entry);
+                left_out.push(format!("left out {}: {error}", shown.display()));
+            }
+        }
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    let mut loaded = load_with(candidate, &kept, &PI, settings, grants).ok()?;
+    loaded.warnings.extend(left_out);
+    Some(loaded)
 }
 
 /// The extensions to load: every one of a pi package, as pi reads its

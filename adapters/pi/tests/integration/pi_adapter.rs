@@ -37,6 +37,9 @@
 //! - a name pi no longer exports is `undefined` where it is imported, as
 //!   pi's loader has it: the extension loads, says so in a warning, and a
 //!   call of it fails that call;
+//! - a package of several extensions loads those that stand alone when one
+//!   is refused, each left out named in a warning with its reason; one
+//!   whose every extension is refused is refused;
 //! - `require` in an ES module works on the embedded engine, as pi's
 //!   loader allows it, for a built-in and a file of the extension; one whose
 //!   specifier is known only at run time fails by name;
@@ -1587,7 +1590,11 @@ export default function (pi: ExtensionAPI) {
 async fn a_synchronous_process_sends_the_extension_to_node_where_it_runs() {
     let dir = plugin_dir();
     write(dir.path(), "sync/index.ts", SYNC_PROCESS);
-    write(dir.path(), "sync/plugin.toml", "[capabilities]\nexec = true\n");
+    write(
+        dir.path(),
+        "sync/plugin.toml",
+        "[capabilities]\nexec = true\n",
+    );
     // Without Node's entry, the extension is refused, naming what it needs.
     let host = open(dir.path()).unwrap();
     let report = host.report().await;
@@ -1651,5 +1658,76 @@ async fn a_write_at_start_up_on_node_is_refused_naming_the_path_and_the_grant() 
             || reason.contains(&format!("writing {}", state.display())),
         "the path is named: {reason}"
     );
-    assert!(reason.contains("`write = [\""), "the grant is named: {reason}");
+    assert!(
+        reason.contains("`write = [\""),
+        "the grant is named: {reason}"
+    );
+}
+
+#[tokio::test]
+async fn a_package_loads_the_extensions_that_stand_alone_and_says_which_it_left_out() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "bundle/package.json",
+        r#"{"name": "bundle", "pi": {"extensions": ["./search.ts", "./compact.ts"]}}"#,
+    );
+    write(
+        dir.path(),
+        "bundle/search.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "search",
+    description: "searches",
+    parameters: { type: "object", properties: {} },
+    async execute() { return { content: [{ type: "text", text: "found" }] }; },
+  });
+}"#,
+    );
+    write(
+        dir.path(),
+        "bundle/compact.ts",
+        r#"export default function (pi) { pi.on("context", (event) => ({ messages: [] })); }"#,
+    );
+    write(
+        dir.path(),
+        "rewriter/package.json",
+        r#"{"name": "rewriter", "pi": {"extensions": ["./a.ts", "./b.ts"]}}"#,
+    );
+    write(
+        dir.path(),
+        "rewriter/a.ts",
+        r#"export default function (pi) { pi.on("context", () => ({ messages: [] })); }"#,
+    );
+    write(
+        dir.path(),
+        "rewriter/b.ts",
+        r#"export default function (pi) { pi.on("before_provider_request", () => ({})); }"#,
+    );
+    let host = open(dir.path()).unwrap();
+    let report = host.report().await;
+    let bundle = reported(&report, "bundle");
+    assert_eq!(bundle.status, yohost::Status::Loaded, "{bundle:?}");
+    assert_eq!(bundle.tools, ["search"], "{bundle:?}");
+    assert!(
+        bundle
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("left out compact.ts:") && w.contains("listens for `context`")),
+        "{bundle:?}"
+    );
+    let rewriter = reported(&report, "rewriter");
+    assert_eq!(rewriter.status, yohost::Status::Refused, "{rewriter:?}");
+    assert!(
+        rewriter
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("listens for `context`")),
+        "{rewriter:?}"
+    );
+    let (agent, _) = scripted(vec![call("search", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "search").await);
+    assert_eq!(results[0].1, "found", "{results:?}");
 }
