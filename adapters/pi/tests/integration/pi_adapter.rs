@@ -35,8 +35,8 @@
 //!   reaches the process, and the hook is shown only granted variables;
 //! - a call the host cannot honour (`pi.sendUserMessage`) fails its hook closed;
 //! - a name pi no longer exports is `undefined` where it is imported, as
-//!   pi's loader has it: the extension loads, says so in a warning, and a
-//!   call of it fails that call;
+//!   pi's loader has it, on the embedded engine and on Node: the extension
+//!   loads, says so in a warning, and a call of it fails that call;
 //! - a package of several extensions loads those that stand alone when one
 //!   is refused, each left out named in a warning with its reason; one
 //!   whose every extension is refused is refused;
@@ -1730,4 +1730,40 @@ export default function (pi: ExtensionAPI) {
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "search").await);
     assert_eq!(results[0].1, "found", "{results:?}");
+}
+
+#[tokio::test]
+async fn a_name_pi_no_longer_exports_is_undefined_on_node_too() {
+    if let Some(why) = node_missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = plugin_dir();
+    // `node:net` sends it to Node.
+    let source = OLD_NAME.replace(
+        "export default function",
+        "import { createServer } from \"node:net\";\nvoid createServer;\nexport default function",
+    );
+    write(dir.path(), "old-name/index.ts", &source);
+    let host = open_with_node(dir.path());
+    let report = host.report().await;
+    let plugin = reported(&report, "old-name");
+    assert_eq!(plugin.status, yohost::Status::Loaded, "{plugin:?}");
+    assert_eq!(plugin.engine.as_deref(), Some("node"), "{plugin:?}");
+    assert!(
+        plugin
+            .warnings
+            .iter()
+            .any(|w| w.contains("imports `getEditorKeybindings` from \"@earendil-works/pi-tui\"")),
+        "{plugin:?}"
+    );
+    let (agent, _) = scripted(vec![
+        call("fine", json!({})),
+        call("keys", json!({})),
+        text("done"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "keys").await);
+    assert_eq!(results[0].1, "fine: undefined", "{results:?}");
+    assert!(results[1].2, "calling it fails the call: {results:?}");
 }

@@ -53,6 +53,25 @@ pub(crate) fn gather(
     entries: &[PathBuf],
     served: Served<'_>,
 ) -> Result<ModuleSet, GatherError> {
+    let (mut set, mut needs) = gather_with_needs(base_dir, own, entries, served)?;
+    if !needs.is_empty() {
+        for need in std::mem::take(&mut set.member_needs).0 {
+            needs.add(need);
+        }
+        return Err(GatherError::NeedsNode(needs));
+    }
+    Ok(set)
+}
+
+/// [`gather`], the modules gathered whatever they need from Node, with
+/// those needs (the soft ones, members, stay in the set): what the Node
+/// engine reads the plugin's use of its flavor's built-ins from.
+pub(crate) fn gather_with_needs(
+    base_dir: &Path,
+    own: &[PathBuf],
+    entries: &[PathBuf],
+    served: Served<'_>,
+) -> Result<(ModuleSet, NodeNeeds), GatherError> {
     let builtins = served.builtins;
     let base_dir = base_dir
         .canonicalize()
@@ -199,13 +218,7 @@ pub(crate) fn gather(
         }
         set.sources.insert(name, Cow::Owned(module.code));
     }
-    if !needs.is_empty() {
-        for need in std::mem::take(&mut set.member_needs).0 {
-            needs.add(need);
-        }
-        return Err(GatherError::NeedsNode(needs));
-    }
-    Ok(set)
+    Ok((set, needs))
 }
 
 /// Why the import of `specifier` in `file` refuses the plugin.

@@ -35,6 +35,8 @@ pub(crate) mod plugin;
 pub(crate) mod process;
 pub(crate) mod protocol;
 
+use super::js::flavor::Served;
+use super::js::modules::gather_with_needs;
 use super::js::services::FileOp;
 use super::js::{glue, Flavor};
 use crate::load::discovery::Candidate;
@@ -45,6 +47,8 @@ use crate::sandbox::ProcessSandbox;
 use launch::{Launch, StartError};
 use process::Process;
 use protocol::{FlavorSources, ServiceSettings, ToNode};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -216,8 +220,9 @@ pub fn load_with(
     };
     let version = node().map_err(|e| refused(e.to_string()))?;
     let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
+    let (builtins, gathered) = builtins_for(candidate, entries, flavor);
     let launch = launch(
-        candidate, entries, flavor, settings, &grants, version, sandbox,
+        candidate, entries, flavor, builtins, settings, &grants, version, sandbox,
     )
     .map_err(refused)?;
     let (process, ready) = Process::start(&launch).map_err(|e| match e {
@@ -228,6 +233,7 @@ pub fn load_with(
         },
     })?;
     let mut warnings = launch.sandbox.warnings().to_vec();
+    warnings.extend(gathered);
     if candidate.dry_run {
         warnings.push("in a check, its process may not write, start processes or open connections; a run may, within its grants".into());
     }
@@ -236,11 +242,51 @@ pub fn load_with(
     ready.into_loaded(&path, plugin, warnings, Some(confinement))
 }
 
+/// The flavor's built-ins as this plugin imports them: a name it imports
+/// from a stand-in for a package the flavor owns, which the stand-in does
+/// not export, is bound to `undefined`, as on the embedded engine (and as
+/// pi's loader binds it), and said in the warnings returned. Read from the
+/// embedded engine's walk of the plugin's modules; a walk that fails
+/// leaves the built-ins as they are (Node then names what is missing).
+#[allow(clippy::type_complexity)]
+fn builtins_for(
+    candidate: &Candidate,
+    entries: &[PathBuf],
+    flavor: &Flavor,
+) -> (BTreeMap<&'static str, Cow<'static, str>>, Vec<String>) {
+    let walked = gather_with_needs(
+        candidate.base_dir(),
+        &candidate.own_paths(),
+        entries,
+        Served {
+            builtins: flavor.builtins,
+            owned: flavor.owned,
+        },
+    );
+    let (mut sources, warnings) = match walked {
+        Ok((set, _)) => (set.sources, set.warnings),
+        Err(_) => Default::default(),
+    };
+    let builtins = flavor
+        .builtins
+        .iter()
+        .map(|b| {
+            let source = sources
+                .remove(b.specifier)
+                .unwrap_or(Cow::Borrowed(b.source));
+            (b.specifier, source)
+        })
+        .collect();
+    (builtins, warnings)
+}
+
 /// How to start the plugin's process.
+#[allow(clippy::too_many_arguments)]
 fn launch(
     candidate: &Candidate,
     entries: &[PathBuf],
     flavor: &Flavor,
+    builtins: BTreeMap<&'static str, Cow<'static, str>>,
     settings: &serde_json::Value,
     grants: &Grants,
     version: &NodeVersion,
@@ -305,11 +351,7 @@ fn launch(
         lacks: FileOp::lacking_on_node(),
     });
     let sources = FlavorSources {
-        builtins: flavor
-            .builtins
-            .iter()
-            .map(|b| (b.specifier, b.source))
-            .collect(),
+        builtins,
         owned: flavor.owned,
         internals: flavor
             .internals

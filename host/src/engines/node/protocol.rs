@@ -16,8 +16,10 @@ use std::path::PathBuf;
 /// The flavor's modules, by specifier, and its shape's specifier.
 #[derive(Debug, Serialize)]
 pub struct FlavorSources {
-    /// What plugins may import by bare name.
-    pub builtins: BTreeMap<&'static str, &'static str>,
+    /// What plugins may import by bare name (a stand-in for a package the
+    /// flavor owns with the names this plugin imports that it lacks, bound
+    /// to `undefined`).
+    pub builtins: BTreeMap<&'static str, std::borrow::Cow<'static, str>>,
     /// The packages the flavor serves whole (see `Flavor::owned`).
     pub owned: &'static [&'static str],
     /// What only the flavor's modules may import.
