@@ -617,7 +617,7 @@ fn an_mcp_server_from_a_registry_needs_allow_exec_and_a_spec_that_names_one_pack
     let top = plugin_dir();
     let plugins = top.path().join("plugins");
     let to = plugins.to_str().unwrap();
-    let cases: [(&str, bool, &str); 5] = [
+    let cases: [(&str, bool, &str); 6] = [
         (
             "mcp:npm:@modelcontextprotocol/server-memory@2026.8.31",
             false,
@@ -638,6 +638,11 @@ fn an_mcp_server_from_a_registry_needs_allow_exec_and_a_spec_that_names_one_pack
             "mcp:pypi:thing==1 ; rm",
             true,
             "is not NAME or NAME==VERSION",
+        ),
+        (
+            "mcp:npm:--registry=http://example.invalid",
+            true,
+            "is not NAME[@VERSION] of the npm registry",
         ),
     ];
     for (spec, allow_exec, says) in cases {

@@ -201,12 +201,38 @@ fn name(registry: Registry, args: &[String]) -> Option<Named<'_>> {
     };
     let (package, version) = split_version(registry, spec);
     let program = program.map(|p| split_version(registry, p).0);
+    // The names become paths in the plugin's folder: each must be a name
+    // its registry would take, never a path (`../../elsewhere`).
+    if !registry_name(registry, package)
+        || !program.is_none_or(|p| registry_name(Registry::Pypi, p))
+    {
+        return None;
+    }
     Some(Named {
         package,
         version,
         program,
         rest,
     })
+}
+
+/// Whether `name` is a package name `registry` takes (npm's `name` or
+/// `@scope/name`; PyPI's letters, digits, `-`, `_` and `.`), and so names
+/// no path: no `..`, no `/` beyond a scope's, no leading `.` or `-`.
+fn registry_name(registry: Registry, name: &str) -> bool {
+    let part = |part: &str| {
+        !part.is_empty()
+            && !part.starts_with(['.', '-', '_'])
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~'))
+    };
+    match (registry, name.strip_prefix('@')) {
+        (Registry::Npm, Some(scoped)) => scoped
+            .split_once('/')
+            .is_some_and(|(scope, name)| part(scope) && part(name)),
+        _ => part(name) && !name.contains('~'),
+    }
 }
 
 /// `NAME@VERSION` (npm, and uv's spelling), or `NAME==VERSION` (PyPI):
@@ -457,6 +483,21 @@ mod tests {
         assert_eq!(named(Registry::Pypi, &["--with", "x", "pkg"]), None);
         assert_eq!(named(Registry::Npm, &["-c", "echo hi"]), None);
         assert_eq!(named(Registry::Npm, &["-y"]), None);
+        // A name that would be a path, anywhere it goes.
+        for path in [
+            "../../outside/pkg",
+            "@scope/../../x",
+            "/abs",
+            ".hidden",
+            "a/b",
+        ] {
+            assert_eq!(named(Registry::Npm, &["-y", path]), None, "{path}");
+            assert_eq!(named(Registry::Pypi, &[path]), None, "{path}");
+        }
+        assert_eq!(
+            named(Registry::Pypi, &["--from", "pkg", "../../bin/sh"]),
+            None
+        );
     }
 
     #[test]

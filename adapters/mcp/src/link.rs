@@ -413,10 +413,16 @@ impl Link {
             Value::Null => None,
             _ => return Err(Failure::Protocol("arguments that are not an object".into())),
         };
-        match self
-            .authorized(|| self.service.peer().call_tool_once(params.clone()))
-            .await
-        {
+        // Only an HTTP connection may be asked to authorize again, and only
+        // then are the arguments kept for a second try.
+        let answer = match &self.session {
+            None => self.service.peer().call_tool_once(params).await,
+            Some(_) => {
+                self.authorized(|| self.service.peer().call_tool_once(params.clone()))
+                    .await
+            }
+        };
+        match answer {
             Ok(CallToolResponse::Complete(result)) => {
                 serde_json::to_value(&result).map_err(|e| Failure::Protocol(e.to_string()))
             }

@@ -11,7 +11,8 @@
 //!   server reads the repository it is granted and not one it is not;
 //! - a launcher whose package is not in the folder, or is there at another
 //!   version, refuses the server naming the `yohost add` to run, without
-//!   starting anything.
+//!   starting anything; one whose "package" is a path out of the folder is
+//!   refused as no package, and nothing out there is read or run.
 
 mod common;
 #[path = "../../../host/tests/support/mod.rs"]
@@ -253,6 +254,27 @@ async fn a_launcher_whose_package_is_not_installed_or_differs_is_refused_naming_
             extra: "",
         },
     );
+    // An attacker's entry: a "package" that is a path out of the folder,
+    // to a package.json and a program beside the plugin directory.
+    let outside = tempfile::tempdir().unwrap();
+    write(
+        outside.path(),
+        "pkg/package.json",
+        r#"{"version": "1.0.0", "bin": "run.js"}"#,
+    );
+    write(
+        outside.path(),
+        "pkg/run.js",
+        "require('fs').writeFileSync(process.argv[1] + '.ran', '')\n",
+    );
+    let climb = format!("../../../../../../../..{}/pkg", outside.path().display());
+    folder(
+        dir.path(),
+        "escape",
+        json!({"escape": {"command": "npx", "args": ["-y", climb]}}),
+        "[capabilities]\nexec = true\n",
+    );
+    std::fs::create_dir_all(dir.path().join("escape/node_modules")).unwrap();
     let host = host(dir.path());
     let report = host.report().await;
     let reason = |name: &str| {
@@ -266,6 +288,12 @@ async fn a_launcher_whose_package_is_not_installed_or_differs_is_refused_naming_
         "{}",
         reason("absent")
     );
+    assert!(
+        reason("escape").contains("names no package"),
+        "a path is no package name: {}",
+        reason("escape")
+    );
+    assert!(!outside.path().join("pkg/run.js.ran").exists());
     assert!(
         reason("python").contains("yohost add mcp:pypi:mcp-server-fetch"),
         "{}",

@@ -39,6 +39,13 @@ pub struct Packed {
 
 /// Fetch `spec` from the registry into `stage` with `npm pack`.
 pub fn pack(spec: &str, stage: &Path) -> Result<Packed, String> {
+    // npm would read a spec that starts with `-` as one of its options.
+    if spec.is_empty() || spec.starts_with('-') {
+        return Err(format!(
+            "`{}` is not NAME[@VERSION] of the npm registry",
+            escaped(spec)
+        ));
+    }
     let out = npm(
         &["pack", spec, "--json", "--pack-destination", "."],
         stage,

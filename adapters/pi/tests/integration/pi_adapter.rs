@@ -1501,14 +1501,13 @@ export default function (pi: ExtensionAPI) {
 }
 "#;
 
-#[tokio::test]
-async fn a_name_pi_no_longer_exports_is_undefined_and_fails_where_it_is_called() {
-    let dir = plugin_dir();
-    write(dir.path(), "old-name/index.ts", OLD_NAME);
-    let host = open(dir.path()).unwrap();
+/// The old-name extension in `host` loads on `engine`, warned of the name
+/// it imports, which is `undefined` there and fails the call that uses it.
+async fn old_name_is_undefined(host: &PluginHost, engine: &str) {
     let report = host.report().await;
     let plugin = reported(&report, "old-name");
     assert_eq!(plugin.status, yohost::Status::Loaded, "{plugin:?}");
+    assert_eq!(plugin.engine.as_deref(), Some(engine), "{plugin:?}");
     assert!(
         plugin.warnings.iter().any(|w| w.contains(
             "imports `getEditorKeybindings` from \"@earendil-works/pi-tui\", which it does not export"
@@ -1524,6 +1523,13 @@ async fn a_name_pi_no_longer_exports_is_undefined_and_fails_where_it_is_called()
     let results = tool_results(&run(&mut agent, "keys").await);
     assert_eq!(results[0].1, "fine: undefined", "{results:?}");
     assert!(results[1].2, "calling it fails the call: {results:?}");
+}
+
+#[tokio::test]
+async fn a_name_pi_no_longer_exports_is_undefined_and_fails_where_it_is_called() {
+    let dir = plugin_dir();
+    write(dir.path(), "old-name/index.ts", OLD_NAME);
+    old_name_is_undefined(&open(dir.path()).unwrap(), "js").await;
 }
 
 /// An ES module extension that calls `require`, as jiti lets it.
@@ -1745,25 +1751,5 @@ async fn a_name_pi_no_longer_exports_is_undefined_on_node_too() {
         "import { createServer } from \"node:net\";\nvoid createServer;\nexport default function",
     );
     write(dir.path(), "old-name/index.ts", &source);
-    let host = open_with_node(dir.path());
-    let report = host.report().await;
-    let plugin = reported(&report, "old-name");
-    assert_eq!(plugin.status, yohost::Status::Loaded, "{plugin:?}");
-    assert_eq!(plugin.engine.as_deref(), Some("node"), "{plugin:?}");
-    assert!(
-        plugin
-            .warnings
-            .iter()
-            .any(|w| w.contains("imports `getEditorKeybindings` from \"@earendil-works/pi-tui\"")),
-        "{plugin:?}"
-    );
-    let (agent, _) = scripted(vec![
-        call("fine", json!({})),
-        call("keys", json!({})),
-        text("done"),
-    ]);
-    let mut agent = agent.with_extension(host.extension());
-    let results = tool_results(&run(&mut agent, "keys").await);
-    assert_eq!(results[0].1, "fine: undefined", "{results:?}");
-    assert!(results[1].2, "calling it fails the call: {results:?}");
+    old_name_is_undefined(&open_with_node(dir.path()), "node").await;
 }

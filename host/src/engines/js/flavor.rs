@@ -157,6 +157,16 @@ pub(crate) struct Served<'a> {
     pub(crate) owned: &'a [&'a str],
 }
 
+impl Flavor {
+    /// What the flavor serves by name, for the walk of a plugin's modules.
+    pub(crate) fn served(&self) -> Served<'static> {
+        Served {
+            builtins: self.builtins,
+            owned: self.owned,
+        }
+    }
+}
+
 impl Served<'_> {
     /// The owned package `specifier` is, or lies in.
     pub(super) fn owner(&self, specifier: &str) -> Option<&str> {

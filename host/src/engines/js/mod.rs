@@ -78,7 +78,7 @@ use crate::load::grants::Grants;
 use crate::load::loaded::Loaded;
 use crate::load::manifest::{EngineChoice, Network};
 use crate::sandbox::ProcessSandbox;
-use flavor::{add_flavor, Served};
+use flavor::add_flavor;
 use module_set::{GatherError, ModuleSet};
 use modules::gather;
 use runtime::{Program, Sandbox};
@@ -128,10 +128,7 @@ pub fn load_with(
         candidate.base_dir(),
         &candidate.own_paths(),
         entries,
-        Served {
-            builtins: flavor.builtins,
-            owned: flavor.owned,
-        },
+        flavor.served(),
     )
     .map_err(refused)?;
     let member_warnings = member_reads(candidate, &path, &mut modules)?;

@@ -71,14 +71,15 @@ pub(super) fn bind_missing_to_undefined(
     names.sort_unstable();
     names.dedup();
     for (index, name) in names.into_iter().enumerate() {
-        let marker = format!("/* yohost: {name:?} is undefined */");
-        if source.contains(&marker) {
+        // The name as a JavaScript string (JSON's quoting is valid there),
+        // so no name, whatever it holds, is read as code.
+        let quoted = serde_json::to_string(name).unwrap_or_default();
+        let exported = format!(" as {quoted} }};");
+        if source.contains(&exported) {
             continue;
         }
         let binding = format!("__yohost_undefined_{}_{index}", source.len());
-        let line = format!(
-            "\n{marker} const {binding} = undefined; export {{ {binding} as {name:?} }};\n"
-        );
+        let line = format!("\nconst {binding} = undefined; export {{ {binding}{exported}\n");
         source.to_mut().push_str(&line);
         warnings.push(format!(
             "{} imports `{name}` from \"{}\", which it does not export (any more): it is `undefined`, as in its own host, and fails where it is used",
@@ -215,6 +216,43 @@ fn native_evidence(folder: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_name_is_exported_as_undefined_whatever_it_holds() {
+        const STAND_IN: Builtin = Builtin {
+            specifier: "@owned/pkg",
+            source: "export const kept = 1;\n",
+        };
+        // A name an extension controls: quotes and a comment's end, which
+        // must stay a name and never become code.
+        let hostile = "a\"*/ globalThis.pwned = 1; /*";
+        let module = Transpiled {
+            code: String::new(),
+            imports: vec!["@owned/pkg".into()],
+            names: ["kept", "gone", hostile, "gone"]
+                .iter()
+                .map(|n| ("@owned/pkg".to_string(), n.to_string()))
+                .collect(),
+            members: Vec::new(),
+            lines: None,
+        };
+        let mut source = std::borrow::Cow::Borrowed(STAND_IN.source);
+        let mut warnings = Vec::new();
+        for _ in 0..2 {
+            bind_missing_to_undefined(
+                Path::new("x.ts"),
+                &STAND_IN,
+                &module,
+                &mut source,
+                &mut warnings,
+            );
+        }
+        let mut exported = exports_of(&source);
+        exported.sort();
+        assert_eq!(exported, [hostile, "gone", "kept"], "{source}");
+        assert!(!source.contains("globalThis.pwned = 1; /*\n"), "{source}");
+        assert_eq!(warnings.len(), 2, "each name once: {warnings:?}");
+    }
 
     #[test]
     fn packages_with_a_native_addon_are_found_by_their_marks() {

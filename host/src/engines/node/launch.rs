@@ -13,6 +13,9 @@ use std::time::Duration;
 pub struct Launch {
     /// The `node` executable.
     pub node: PathBuf,
+    /// What a person should know of how the plugin's modules were read (a
+    /// name bound to `undefined`), for its load's warnings.
+    pub notes: Vec<String>,
     /// Folders of the Node installation the kernel sandbox must let it
     /// read, besides the system's.
     pub runtime: Vec<PathBuf>,

@@ -35,7 +35,6 @@ pub(crate) mod plugin;
 pub(crate) mod process;
 pub(crate) mod protocol;
 
-use super::js::flavor::Served;
 use super::js::modules::gather_with_needs;
 use super::js::services::FileOp;
 use super::js::{glue, Flavor};
@@ -220,9 +219,8 @@ pub fn load_with(
     };
     let version = node().map_err(|e| refused(e.to_string()))?;
     let sandbox = ProcessSandbox::for_plugin(candidate, &grants).map_err(&refused)?;
-    let (builtins, gathered) = builtins_for(candidate, entries, flavor);
     let launch = launch(
-        candidate, entries, flavor, builtins, settings, &grants, version, sandbox,
+        candidate, entries, flavor, settings, &grants, version, sandbox,
     )
     .map_err(refused)?;
     let (process, ready) = Process::start(&launch).map_err(|e| match e {
@@ -233,7 +231,7 @@ pub fn load_with(
         },
     })?;
     let mut warnings = launch.sandbox.warnings().to_vec();
-    warnings.extend(gathered);
+    warnings.extend(launch.notes.iter().cloned());
     if candidate.dry_run {
         warnings.push("in a check, its process may not write, start processes or open connections; a run may, within its grants".into());
     }
@@ -248,20 +246,16 @@ pub fn load_with(
 /// pi's loader binds it), and said in the warnings returned. Read from the
 /// embedded engine's walk of the plugin's modules; a walk that fails
 /// leaves the built-ins as they are (Node then names what is missing).
-#[allow(clippy::type_complexity)]
 fn builtins_for(
     candidate: &Candidate,
     entries: &[PathBuf],
     flavor: &Flavor,
-) -> (BTreeMap<&'static str, Cow<'static, str>>, Vec<String>) {
+) -> (Builtins, Vec<String>) {
     let walked = gather_with_needs(
         candidate.base_dir(),
         &candidate.own_paths(),
         entries,
-        Served {
-            builtins: flavor.builtins,
-            owned: flavor.owned,
-        },
+        flavor.served(),
     );
     let (mut sources, warnings) = match walked {
         Ok((set, _)) => (set.sources, set.warnings),
@@ -280,13 +274,14 @@ fn builtins_for(
     (builtins, warnings)
 }
 
+/// The flavor's built-ins by specifier, as one plugin imports them.
+type Builtins = BTreeMap<&'static str, Cow<'static, str>>;
+
 /// How to start the plugin's process.
-#[allow(clippy::too_many_arguments)]
 fn launch(
     candidate: &Candidate,
     entries: &[PathBuf],
     flavor: &Flavor,
-    builtins: BTreeMap<&'static str, Cow<'static, str>>,
     settings: &serde_json::Value,
     grants: &Grants,
     version: &NodeVersion,
@@ -350,6 +345,7 @@ fn launch(
         exec: capabilities.exec,
         lacks: FileOp::lacking_on_node(),
     });
+    let (builtins, notes) = builtins_for(candidate, entries, flavor);
     let sources = FlavorSources {
         builtins,
         owned: flavor.owned,
@@ -376,6 +372,7 @@ fn launch(
     }
     .to_bytes();
     Ok(Launch {
+        notes,
         runtime: runtime_dirs(&node),
         node,
         args,
