@@ -104,7 +104,7 @@ struct PluginTiming {
 /// are not all there.
 pub async fn bench(args: BenchArgs) -> Result<ExitCode, String> {
     crate::output::init_stderr_logs();
-    let host = crate::open_host(&args.dir, false, false)?;
+    let host = crate::open_host(&args.dir, false, false, None)?;
     let refused = host.refused();
     for refusal in &refused {
         eprintln!(
@@ -148,7 +148,7 @@ fn baseline() -> LoadedPlugin {
             Hook::BeforeModel => HookReply::BeforeModel(BeforeModelReply::Continue),
             Hook::OnInput => HookReply::OnInput(OnInputReply::Pass),
             Hook::OnStop => HookReply::OnStop(OnStopReply::Accept),
-            Hook::CallTool | Hook::OnEvent | Hook::Finish => HookReply::Ignored,
+            Hook::CallTool | Hook::OnEvent | Hook::Finish | Hook::Command => HookReply::Ignored,
         })
     })
 }
@@ -219,7 +219,7 @@ async fn time_plugin(plugin: &LoadedPlugin, pacing: Pacing) -> PluginTiming {
                 })
                 .await
             }
-            Hook::CallTool | Hook::Finish => unreachable!("not in TIMED"),
+            Hook::CallTool | Hook::Finish | Hook::Command => unreachable!("not in TIMED"),
         };
         opened.close().await;
         hooks.push(timing);

@@ -15,7 +15,7 @@ pub async fn check(dir: &Path, json: bool, locked: bool) -> Result<ExitCode, Str
     crate::output::init_stderr_logs();
     // A check has no side effects: what plugins would run or write is
     // reported as their warnings.
-    let host = crate::open_host(dir, true, locked)?;
+    let host = crate::open_host(dir, true, locked, None)?;
     let report = host.report().await;
     let names = builtins::names();
     let replaced = builtins::replaced(names.iter().map(String::as_str), &report);

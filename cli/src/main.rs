@@ -6,6 +6,7 @@ mod bench;
 mod builtins;
 mod check;
 mod demo;
+mod interactive;
 mod lock;
 mod new;
 mod output;
@@ -52,16 +53,25 @@ fn adapter_table() -> Adapters {
 /// registered ([`adapter_table`]); for a check (no side effects, see
 /// `PluginHostBuilder::dry_run`) when `dry_run`; loading only what the
 /// directory's `yohost.lock` records when `locked`.
-fn open_host(dir: &Path, dry_run: bool, locked: bool) -> Result<PluginHost, String> {
-    foreign_adapters()
+fn open_host(
+    dir: &Path,
+    dry_run: bool,
+    locked: bool,
+    ui: Option<Arc<dyn yohost::UserInterface>>,
+) -> Result<PluginHost, String> {
+    let builder = foreign_adapters()
         .into_iter()
         .fold(PluginHost::builder(dir), |builder, adapter| {
             builder.adapter(adapter)
         })
         .dry_run(dry_run)
-        .locked(locked)
-        .open()
-        .map_err(|e| e.to_string())
+        .locked(locked);
+    match ui {
+        Some(ui) => builder.user_interface(ui),
+        None => builder,
+    }
+    .open()
+    .map_err(|e| e.to_string())
 }
 
 /// A plugin host for the yoagent agent loop.

@@ -1,7 +1,9 @@
-//! `yohost run DIR --prompt TEXT`.
+//! `yohost run DIR --prompt TEXT`, and `--interactive` for a session on
+//! the terminal.
 
 use crate::builtins;
 use crate::demo::DemoFolder;
+use crate::interactive;
 use crate::output::init_run_logs;
 use crate::printer::EventPrinter;
 use crate::script;
@@ -16,16 +18,24 @@ use yoagent::Agent;
 pub struct RunArgs {
     /// The plugin directory.
     dir: PathBuf,
-    /// The user's prompt.
+    /// The user's prompt (with --interactive, the session's first).
+    #[arg(long, required_unless_present = "interactive")]
+    prompt: Option<String>,
+    /// A session on the terminal: each line is a prompt, or a plugin's
+    /// command (`/name args`; `/help` lists them). Plugins' questions
+    /// (confirm, select, input, editor) are asked there, and a message a
+    /// plugin sends as the user's runs next. The session ends at the end of
+    /// input.
     #[arg(long)]
-    prompt: String,
+    interactive: bool,
     /// A JSON array of assistant turns for the built-in scripted model.
     ///
-    /// Each turn is either `{"text": "..."}` (the model answers and the run
-    /// ends) or `{"tool_calls": [{"name": "bash", "arguments": {"command":
-    /// "ls"}}, ...]}` (the model calls tools; their results come back to it).
-    /// A turn has exactly one of the two keys; unknown keys are an error. The
-    /// tools run in the current directory.
+    /// Each turn is `{"text": "..."}` (the model answers and the run ends),
+    /// `{"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}},
+    /// ...]}` (the model calls tools; their results come back to it) or
+    /// `{"list_tools": true}` (the model answers with the tools it was
+    /// offered, one a line). A turn has exactly one of these keys; unknown
+    /// keys are an error. The tools run in the current directory.
     ///
     /// Without --script (and without --model) the bundled demo script runs
     /// inside a temporary folder that the command makes and removes: its
@@ -60,7 +70,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let held = init_run_logs(args.json);
     let dir = std::path::absolute(&args.dir)
         .map_err(|e| format!("cannot resolve {}: {e}", args.dir.display()))?;
-    let host = crate::open_host(&dir, false, args.locked)?;
+    let terminal = args.interactive.then(interactive::terminal);
+    let ui = terminal
+        .clone()
+        .map(|terminal| terminal as Arc<dyn yohost::UserInterface>);
+    let host = crate::open_host(&dir, false, args.locked, ui)?;
     crate::output::print_load_warnings(&host.plugins(), args.json);
     let agent = match &args.model {
         Some(spec) => real_model(spec)?,
@@ -97,10 +111,12 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
             Arc::clone(&last_error),
         ))
         .with_tree_extension(host.extension());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-    agent.prompt_with_sender(args.prompt.as_str(), tx).await;
-    let _ = drain.await;
+    if let Some(prompt) = &args.prompt {
+        prompt_once(&mut agent, prompt).await;
+    }
+    if let Some(terminal) = terminal {
+        session(&mut agent, &host, &terminal, &held).await;
+    }
     // Lines of calls abandoned at their deadline may come after the run.
     held.flush();
     if args.stats {
@@ -115,6 +131,40 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Run the agent on `prompt`, to the end of its run (the printer shows it).
+async fn prompt_once(agent: &mut Agent, prompt: &str) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    agent.prompt_with_sender(prompt, tx).await;
+    let _ = drain.await;
+}
+
+/// The interactive session: line by line until the end of input.
+async fn session(
+    agent: &mut Agent,
+    host: &yohost::PluginHost,
+    terminal: &Arc<interactive::Terminal>,
+    held: &crate::output::Held,
+) {
+    loop {
+        held.flush();
+        let reader = Arc::clone(terminal);
+        let Ok(Some(line)) = tokio::task::spawn_blocking(move || reader.next_line()).await else {
+            return;
+        };
+        match interactive::Line::read(&line) {
+            interactive::Line::Help => interactive::print_commands(host),
+            interactive::Line::Command { name, args } => {
+                if let Err(e) = host.run_command(name, args).await {
+                    println!("{e}");
+                }
+            }
+            interactive::Line::Blank => {}
+            interactive::Line::Prompt(prompt) => prompt_once(agent, prompt).await,
+        }
+    }
 }
 
 /// Make the demo's folder and make its working directory the process's.

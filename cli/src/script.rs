@@ -1,8 +1,10 @@
 //! The built-in scripted model: a JSON array of assistant turns, so
 //! `yohost run` works offline.
 //!
-//! Each turn is `{"text": "..."}` or
-//! `{"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]}`.
+//! Each turn is `{"text": "..."}`,
+//! `{"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]}`, or
+//! `{"list_tools": true}`: a text naming each tool the model was offered,
+//! one a line (`NAME: the first line of its description`).
 
 use serde::Deserialize;
 use std::path::Path;
@@ -10,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use yoagent::provider::mock::{MockResponse, MockToolCall};
-use yoagent::provider::{MockProvider, ProviderError, StreamConfig, StreamEvent, StreamProvider};
+use yoagent::provider::{
+    MockProvider, ProviderError, StreamConfig, StreamEvent, StreamProvider, ToolDefinition,
+};
 use yoagent::{Content, Message};
 
 /// The script used when `--script` is not given.
@@ -22,6 +26,8 @@ struct Turn {
     text: Option<String>,
     #[serde(default)]
     tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    list_tools: bool,
 }
 
 #[derive(Deserialize)]
@@ -32,8 +38,16 @@ struct ToolCall {
     arguments: serde_json::Value,
 }
 
+/// A script: the turns the mock plays, and which turns instead list the
+/// tools offered.
+pub struct Script {
+    played: Vec<MockResponse>,
+    /// The indices of the `list_tools` turns.
+    listing: Vec<usize>,
+}
+
 /// Read a script file, or the default script.
-pub fn load(path: Option<&Path>) -> Result<Vec<MockResponse>, String> {
+pub fn load(path: Option<&Path>) -> Result<Script, String> {
     let text = match path {
         Some(path) => std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read script {}: {e}", path.display()))?,
@@ -45,14 +59,16 @@ pub fn load(path: Option<&Path>) -> Result<Vec<MockResponse>, String> {
     })
 }
 
-fn parse(text: &str) -> Result<Vec<MockResponse>, String> {
+fn parse(text: &str) -> Result<Script, String> {
     let turns: Vec<Turn> = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    turns
-        .into_iter()
-        .enumerate()
-        .map(|(i, turn)| match (turn.text, turn.tool_calls.is_empty()) {
-            (Some(text), true) => Ok(MockResponse::Text(text)),
-            (None, false) => Ok(MockResponse::ToolCalls(
+    let mut script = Script {
+        played: Vec::new(),
+        listing: Vec::new(),
+    };
+    for (i, turn) in turns.into_iter().enumerate() {
+        match (turn.text, turn.tool_calls.is_empty(), turn.list_tools) {
+            (Some(text), true, false) => script.played.push(MockResponse::Text(text)),
+            (None, false, false) => script.played.push(MockResponse::ToolCalls(
                 turn.tool_calls
                     .into_iter()
                     .map(|c| MockToolCall {
@@ -62,11 +78,24 @@ fn parse(text: &str) -> Result<Vec<MockResponse>, String> {
                     })
                     .collect(),
             )),
-            _ => Err(format!(
-                "turn {i} must have either `text` or `tool_calls`, not both or neither"
-            )),
-        })
-        .collect()
+            (None, true, true) => script.listing.push(i),
+            _ => {
+                return Err(format!(
+                    "turn {i} must have exactly one of `text`, `tool_calls` and `list_tools`"
+                ))
+            }
+        }
+    }
+    Ok(script)
+}
+
+/// The text of a `list_tools` turn: each tool of `tools`, one a line.
+fn listed(tools: &[ToolDefinition]) -> String {
+    tools
+        .iter()
+        .map(|t| format!("{}: {}", t.name, t.description.lines().next().unwrap_or("")))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The scripted model: yoagent's `MockProvider` playing the turns, with
@@ -75,14 +104,16 @@ fn parse(text: &str) -> Result<Vec<MockResponse>, String> {
 /// each turn from 0 again.
 pub struct Scripted {
     turns: MockProvider,
+    listing: Vec<usize>,
     turn: AtomicUsize,
 }
 
 impl Scripted {
-    /// A model that plays `turns` in order.
-    pub fn new(turns: Vec<MockResponse>) -> Self {
+    /// A model that plays `script`'s turns in order.
+    pub fn new(script: Script) -> Self {
         Self {
-            turns: MockProvider::new(turns),
+            turns: MockProvider::new(script.played),
+            listing: script.listing,
             turn: AtomicUsize::new(0),
         }
     }
@@ -104,7 +135,13 @@ impl StreamProvider for Scripted {
     ) -> Result<Message, ProviderError> {
         let turn = self.turn.fetch_add(1, Ordering::SeqCst);
         let (inner_tx, mut inner_rx) = mpsc::unbounded_channel();
-        let result = self.turns.stream(config, inner_tx, cancel).await;
+        let result = if self.listing.contains(&turn) {
+            let text = listed(&config.tools);
+            let once = MockProvider::new(vec![MockResponse::Text(text)]);
+            once.stream(config, inner_tx, cancel).await
+        } else {
+            self.turns.stream(config, inner_tx, cancel).await
+        };
         while let Ok(mut event) = inner_rx.try_recv() {
             match &mut event {
                 StreamEvent::ToolCallStart { id, .. } => *id = renamed(turn, id),
@@ -137,7 +174,7 @@ mod tests {
 
     #[test]
     fn the_default_script_parses() {
-        assert!(!load(None).unwrap().is_empty());
+        assert!(!load(None).unwrap().played.is_empty());
     }
 
     #[test]
@@ -145,11 +182,22 @@ mod tests {
         assert!(parse(r#"[{"text": "a", "tool_calls": [{"name": "x"}]}]"#).is_err());
         assert!(parse(r#"[{}]"#).is_err());
         assert!(parse(r#"[{"txt": "a"}]"#).is_err());
-        assert_eq!(
-            parse(r#"[{"text": "a"}, {"tool_calls": [{"name": "ls"}]}]"#)
-                .unwrap()
-                .len(),
-            2
-        );
+        assert!(parse(r#"[{"text": "a", "list_tools": true}]"#).is_err());
+        let script =
+            parse(r#"[{"text": "a"}, {"tool_calls": [{"name": "ls"}]}, {"list_tools": true}]"#)
+                .unwrap();
+        assert_eq!(script.played.len(), 2);
+        assert_eq!(script.listing, [2]);
+    }
+
+    #[test]
+    fn a_listing_names_each_tool_with_its_description_s_first_line() {
+        let tool = |name: &str, description: &str| ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            parameters: serde_json::json!({}),
+        };
+        let tools = [tool("bash", "Runs it.\nMore."), tool("read", "")];
+        assert_eq!(listed(&tools), "bash: Runs it.\nread: ");
     }
 }

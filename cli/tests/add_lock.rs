@@ -746,3 +746,71 @@ fn import_makes_a_locked_folder_for_each_server_of_another_client_s_file() {
         entries(&plugins)
     );
 }
+
+/// A pi package that keeps its state in a folder under `~/.pi/` at
+/// start-up: `add` finds the folder in its source (without running it),
+/// asks for `write` of it, makes it once granted, and the package loads;
+/// off a terminal without `--yes`, nothing is added or made.
+#[test]
+fn add_asks_for_the_state_folder_a_pi_package_writes_at_start_up_and_makes_it() {
+    let top = plugin_dir();
+    let source = top.path().join("src/keeper");
+    write(
+        &source,
+        "package.json",
+        r#"{"name": "keeper", "version": "1.0.0", "type": "module", "pi": {"extensions": ["./index.ts"]}}"#,
+    );
+    write(
+        &source,
+        "index.ts",
+        r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { homedir } from "node:os";
+export default function (pi: ExtensionAPI) {
+  const base = join(homedir(), ".pi", "agent", "keeper");
+  pi.on("session_start", () => {
+    mkdirSync(join(base, "registry"), { recursive: true });
+    writeFileSync(join(base, "registry", "me.json"), "{}");
+  });
+  pi.registerTool({
+    name: "kept",
+    description: "says where it keeps its state",
+    parameters: { type: "object", properties: {} },
+    async execute() { return { content: [{ type: "text", text: base }] }; },
+  });
+}
+"#,
+    );
+    let home = top.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let env = [("HOME".to_string(), home.to_str().unwrap().to_string())];
+    let plugins = top.path().join("plugins");
+    let (spec, to) = (source.to_str().unwrap(), plugins.to_str().unwrap());
+    let state = home.join(".pi/agent/keeper");
+
+    let (code, stdout, stderr) = yohost_with(&["add", spec, "--to", to], top.path(), &env);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "write {}: index.ts keeps its state in ~/.pi/agent/keeper (made now if missing)",
+            state.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stderr.contains("--yes"), "{stderr}");
+    assert!(!state.exists(), "nothing is made before it is granted");
+
+    let (code, stdout, stderr) = yohost_with(&["add", spec, "--to", to, "--yes"], top.path(), &env);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(state.is_dir(), "{stdout}");
+    assert!(
+        stdout.contains("keeper (js, pi): loaded; hooks tools, call_tool; tools kept"),
+        "{stdout}"
+    );
+    let manifest = std::fs::read_to_string(plugins.join("keeper/plugin.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!("write = [\"{}\"]", state.display())),
+        "{manifest}"
+    );
+}

@@ -1,9 +1,8 @@
 //! A pi extension's or a DSH package's tool with a built-in's name
 //! replaces the built-in, as in pi and in DSH, and `check` and `run` say
 //! so; a yohost plugin's tool of that name does not (the built-in runs),
-//! each through a real `yohost` process. `dsh-tool-bash`, added with
-//! `yohost add`, runs `echo` sandboxed in a default `yohost run`, and the
-//! built-in `bash` is not offered.
+//! each through a real `yohost` process. DSH's `bash`, added with
+//! `yohost add`, is shown in `add_dsh.rs`.
 
 mod common;
 #[path = "../../host/tests/support/mod.rs"]
@@ -87,55 +86,4 @@ fn a_yohost_plugins_tool_leaves_the_built_in_in_place() {
     assert!(!stdout.contains("replaces the built-in"), "{stdout}");
     assert!(stdout.contains("Exit code: 0"), "{stdout}");
     assert!(!stdout.contains("yohost bash"), "{stdout}");
-}
-
-#[test]
-fn dsh_bash_added_with_yohost_add_replaces_the_built_in_and_runs_sandboxed() {
-    let package =
-        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("dsh-packages/dsh-tool-bash");
-    if !package.join("node_modules").is_dir() {
-        eprintln!(
-            "skipped: {} is not installed (.ci/run installs it)",
-            package.display()
-        );
-        return;
-    }
-    let top = plugin_dir();
-    let plugins = top.path().join("plugins");
-    let (code, stdout, stderr) = yohost(
-        &[
-            "add",
-            package.to_str().unwrap(),
-            "--to",
-            plugins.to_str().unwrap(),
-            "--allow-exec",
-        ],
-        top.path(),
-    );
-    assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert!(
-        stdout.contains("exec: lib/index.js uses `@deepseek-ai/dsh-shell`"),
-        "add infers that DSH's bash starts processes: {stdout}"
-    );
-    write(top.path(), "script.json", SCRIPT);
-    let (code, stdout, _) = run_script(&plugins, false, top.path());
-    assert_eq!(code, Some(0), "{stdout}");
-    assert!(
-        stdout.contains("dsh-tool-bash's tool bash replaces the built-in bash"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("from-the-shell"),
-        "DSH's bash ran it: {stdout}"
-    );
-    assert!(
-        !stdout.contains("Exit code"),
-        "the built-in bash, which prints its exit code so, did not: {stdout}"
-    );
-    let dir = plugins.to_str().unwrap();
-    let (_, stdout, _) = yohost(&["check", dir], top.path());
-    assert!(
-        stdout.contains("    replaces the built-in tool bash of `yohost run`"),
-        "{stdout}"
-    );
 }

@@ -142,6 +142,30 @@ pub struct OnEventArgs {
     pub event: Value,
 }
 
+/// A command a plugin offers an app's user (`/name args`), outside the
+/// model's tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandSpec {
+    /// The name the user types after `/`.
+    pub name: String,
+    /// What the user reads about it.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// `command`'s argument: which of the plugin's commands, and the rest of
+/// the user's line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandArgs {
+    /// The command's own run (its `run_id` is on its log lines).
+    pub run: RunInfo,
+    /// The command's name, without the `/`.
+    pub name: String,
+    /// What the user typed after the name, trimmed.
+    #[serde(default)]
+    pub args: String,
+}
+
 /// `finish`'s argument.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinishArgs {

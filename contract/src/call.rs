@@ -29,6 +29,8 @@ pub enum HookCall {
     OnEvent(OnEventArgs),
     /// `finish`.
     Finish(FinishArgs),
+    /// `command`.
+    Command(CommandArgs),
 }
 
 impl HookCall {
@@ -44,6 +46,7 @@ impl HookCall {
             HookCall::OnStop(_) => Hook::OnStop,
             HookCall::OnEvent(_) => Hook::OnEvent,
             HookCall::Finish(_) => Hook::Finish,
+            HookCall::Command(_) => Hook::Command,
         }
     }
 
@@ -59,6 +62,7 @@ impl HookCall {
             HookCall::OnStop(a) => &a.run,
             HookCall::OnEvent(a) => &a.run,
             HookCall::Finish(a) => &a.run,
+            HookCall::Command(a) => &a.run,
         }
     }
 
@@ -100,6 +104,7 @@ impl Serialize for HookCall {
             HookCall::OnStop(a) => a.serialize(serializer),
             HookCall::OnEvent(a) => a.serialize(serializer),
             HookCall::Finish(a) => a.serialize(serializer),
+            HookCall::Command(a) => a.serialize(serializer),
         }
     }
 }

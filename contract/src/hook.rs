@@ -31,6 +31,9 @@ pub enum Hook {
     OnEvent = 7,
     /// The run ended.
     Finish = 8,
+    /// Run one of the plugin's commands (an app's `/name`), outside any
+    /// model turn: asked for by the embedding app's user.
+    Command = 9,
 }
 
 impl Hook {
@@ -49,7 +52,7 @@ impl Hook {
     }
 
     /// Every hook, in contract order.
-    pub const ALL: [Hook; 9] = [
+    pub const ALL: [Hook; 10] = [
         Hook::Tools,
         Hook::CallTool,
         Hook::BeforeTool,
@@ -59,7 +62,16 @@ impl Hook {
         Hook::OnStop,
         Hook::OnEvent,
         Hook::Finish,
+        Hook::Command,
     ];
+
+    /// The app's hooks: an embedding app asks for them outside any run
+    /// (`command`, through the host's `PluginHost::run_command`), and a
+    /// plugin declares what they serve when it loads (its commands).
+    /// Adapters' flavors offer them; they are not in the WIT package
+    /// ([`WIT_PACKAGE`](crate::WIT_PACKAGE)) or the SDKs, whose plugins
+    /// serve the loop.
+    pub const APP: [Hook; 1] = [Hook::Command];
 
     /// The hook's name in the contract (`before_tool`, …).
     pub fn as_str(self) -> &'static str {
@@ -73,6 +85,7 @@ impl Hook {
             Hook::OnStop => "on_stop",
             Hook::OnEvent => "on_event",
             Hook::Finish => "finish",
+            Hook::Command => "command",
         }
     }
 
@@ -83,7 +96,8 @@ impl Hook {
 
     /// How long a call may take unless the plugin's manifest says otherwise:
     /// 10 s for the hooks that guard a call or a run's input and answer,
-    /// 5 s for the rest, 300 s for `call_tool`.
+    /// 5 s for the rest, 300 s for `call_tool` and `command` (which may wait
+    /// for a person's answers).
     pub fn default_timeout(self) -> Duration {
         match self {
             Hook::BeforeTool | Hook::AfterTool | Hook::OnInput | Hook::OnStop => {
@@ -92,7 +106,7 @@ impl Hook {
             Hook::Tools | Hook::BeforeModel | Hook::OnEvent | Hook::Finish => {
                 Duration::from_secs(5)
             }
-            Hook::CallTool => Duration::from_secs(300),
+            Hook::CallTool | Hook::Command => Duration::from_secs(300),
         }
     }
 }
@@ -129,6 +143,7 @@ mod tests {
             (Hook::OnStop, 6),
             (Hook::OnEvent, 7),
             (Hook::Finish, 8),
+            (Hook::Command, 9),
         ];
         for (hook, number) in released {
             assert_eq!(hook.abi_number(), number, "{hook:?}");

@@ -11,8 +11,8 @@
 //! arguments, calls and replies, and none of them uses it.
 
 use crate::arguments::{
-    AfterToolArgs, BeforeModelArgs, BeforeToolArgs, CallToolArgs, FinishArgs, OnEventArgs,
-    OnInputArgs, OnStopArgs, RunInfo, ToolSpec,
+    AfterToolArgs, BeforeModelArgs, BeforeToolArgs, CallToolArgs, CommandArgs, FinishArgs,
+    OnEventArgs, OnInputArgs, OnStopArgs, RunInfo, ToolSpec,
 };
 use crate::call::HookCall;
 use crate::content::ContentBlock;
@@ -166,6 +166,12 @@ ignored_kind!(
     /// `finish`: the reply is ignored.
     Finish,
     FinishArgs
+);
+ignored_kind!(
+    /// `command`: the reply is ignored (a command answers its user through
+    /// the app's user interface).
+    Command,
+    CommandArgs
 );
 
 #[cfg(test)]

@@ -40,8 +40,8 @@ mod reply;
 mod version;
 
 pub use arguments::{
-    AfterToolArgs, BeforeModelArgs, BeforeToolArgs, CallToolArgs, FinishArgs, OnEventArgs,
-    OnInputArgs, OnStopArgs, RunInfo, ToolSpec,
+    AfterToolArgs, BeforeModelArgs, BeforeToolArgs, CallToolArgs, CommandArgs, CommandSpec,
+    FinishArgs, OnEventArgs, OnInputArgs, OnStopArgs, RunInfo, ToolSpec,
 };
 pub use call::HookCall;
 pub use content::{ContentBlock, ToolOutputData};

@@ -60,7 +60,7 @@ pub enum HookReply {
     OnInput(OnInputReply),
     /// `on_stop`.
     OnStop(OnStopReply),
-    /// `on_event` and `finish`.
+    /// `on_event`, `finish` and `command`.
     Ignored,
 }
 
@@ -75,13 +75,13 @@ impl HookReply {
             Hook::BeforeModel => BeforeModelReply::from_json(reply).map(HookReply::BeforeModel),
             Hook::OnInput => OnInputReply::from_json(reply).map(HookReply::OnInput),
             Hook::OnStop => OnStopReply::from_json(reply).map(HookReply::OnStop),
-            Hook::OnEvent | Hook::Finish => Ok(HookReply::Ignored),
+            Hook::OnEvent | Hook::Finish | Hook::Command => Ok(HookReply::Ignored),
         }
         .map_err(|problem| ReplyError::new(hook, problem))
     }
 
     /// Whether this is a reply to `hook`: its own variant, or
-    /// [`Ignored`](Self::Ignored) for `on_event` and `finish`. A reply built
+    /// [`Ignored`](Self::Ignored) for `on_event`, `finish` and `command`. A reply built
     /// in code for another hook is not one, even where its JSON form would
     /// read as one (`null` is an allow, a pass and an accept alike).
     pub fn answers(&self, hook: Hook) -> bool {
@@ -93,7 +93,9 @@ impl HookReply {
             HookReply::BeforeModel(_) => Hook::BeforeModel,
             HookReply::OnInput(_) => Hook::OnInput,
             HookReply::OnStop(_) => Hook::OnStop,
-            HookReply::Ignored => return matches!(hook, Hook::OnEvent | Hook::Finish),
+            HookReply::Ignored => {
+                return matches!(hook, Hook::OnEvent | Hook::Finish | Hook::Command)
+            }
         };
         own == hook
     }
@@ -489,6 +491,7 @@ mod tests {
         );
         assert!(HookReply::Ignored.answers(Hook::OnEvent));
         assert!(HookReply::Ignored.answers(Hook::Finish));
+        assert!(HookReply::Ignored.answers(Hook::Command));
         assert!(!HookReply::Ignored.answers(Hook::BeforeTool));
     }
 

@@ -230,6 +230,9 @@ pub fn dispatch<'de, P: Plugin, D: serde::Deserializer<'de>>(
             plugin.finish(from(args)?)?;
             Value::Null
         }
+        // An app hook (`Hook::APP`), which the SDK's `Plugin` does not
+        // offer: a host never asks a plugin for a hook it did not declare.
+        Hook::Command => return Err("this plugin has no `command` hook".into()),
     })
 }
 

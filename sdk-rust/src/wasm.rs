@@ -61,9 +61,11 @@ fn run(run: wit::RunInfo) -> crate::RunInfo {
     }
 }
 
-fn hook(hook: crate::Hook) -> wit::Hook {
+/// The hook in the WIT package the SDK builds against; `None` for an app
+/// hook ([`crate::Hook::APP`]), which the SDK's `Plugin` does not offer.
+fn hook(hook: crate::Hook) -> Option<wit::Hook> {
     use crate::Hook as H;
-    match hook {
+    Some(match hook {
         H::Tools => wit::Hook::Tools,
         H::CallTool => wit::Hook::CallTool,
         H::BeforeTool => wit::Hook::BeforeTool,
@@ -73,7 +75,8 @@ fn hook(hook: crate::Hook) -> wit::Hook {
         H::OnStop => wit::Hook::OnStop,
         H::OnEvent => wit::Hook::OnEvent,
         H::Finish => wit::Hook::Finish,
-    }
+        H::Command => return None,
+    })
 }
 
 fn block_out(block: crate::ContentBlock) -> wit::ContentBlock {
@@ -109,7 +112,7 @@ impl<P: Plugin> Guest for Component<P> {
             .as_slice()
             .iter()
             .copied()
-            .map(hook)
+            .filter_map(hook)
             .collect()
     }
 

@@ -151,8 +151,49 @@ test("a shape's result is read one way: a string name, warnings as text, whether
     unknown: "not a list",
     unload: () => {},
   });
-  assert.deepEqual(ready, { name: null, hooks: ["before_tool", "tools"], warnings: ["w", "2"], unknown: [], unloads: true });
+  assert.deepEqual(ready, {
+    name: null,
+    hooks: ["before_tool", "tools"],
+    warnings: ["w", "2"],
+    unknown: [],
+    unloads: true,
+    app: { commands: [], flags: [] },
+  });
   assert.throws(() => readyOf({}), TypeError);
+});
+
+test("a shape's commands and flags are read with names as given and the rest as text", () => {
+  const { app } = readyOf({
+    hooks: { command() {} },
+    app: {
+      commands: [{ name: "plan", description: 7 }, { name: 3 }, null],
+      flags: [{ name: "fast", type: "string", default: "no" }, { name: "dry" }],
+    },
+  });
+  assert.deepEqual(app, {
+    commands: [{ name: "plan", description: "7" }],
+    flags: [
+      { name: "fast", description: "", type: "string", default: "no" },
+      { name: "dry", description: "", type: "boolean", default: null },
+    ],
+  });
+});
+
+test("a call with the app's user interface has `ctx.ui`, and one without has none", async () => {
+  const asked = [];
+  const { calls, sent } = plugin({ check: (_args, ctx) => (ctx.ui ? ctx.ui({ kind: "confirm", title: "t", message: "m" }) : "headless") });
+  calls.call(1, "check", {}, "r1", (request) => {
+    asked.push(request);
+    return Promise.resolve(true);
+  });
+  calls.call(2, "check", {}, "r2", null);
+  await settled();
+  assert.deepEqual(asked, [{ kind: "confirm", title: "t", message: "m" }]);
+  const replies = sent.filter(([kind]) => kind === "done").map(([, id, json]) => [id, json]);
+  assert.deepEqual(replies.sort(), [
+    [1, "true"],
+    [2, '"headless"'],
+  ]);
 });
 
 test("an unload that throws at once or rejects is logged, never thrown", async () => {

@@ -28,7 +28,7 @@ pub(crate) fn declared(entry: &Path) -> Vec<String> {
 
 /// The required services of the first `inject = [...]` or
 /// `inject = { required: [...] }` in `source`.
-fn in_source(source: &str) -> Vec<String> {
+pub(crate) fn in_source(source: &str) -> Vec<String> {
     let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$' || c == '.';
     for (at, _) in source.match_indices("inject") {
         if source[..at].chars().next_back().is_some_and(ident) {

@@ -125,6 +125,19 @@ pub const ECOSYSTEM: Ecosystem = Ecosystem::new("dsh");
 /// How the names of DSH's published packages begin.
 const DSH_SCOPE: &str = "@deepseek-ai/dsh";
 
+/// The services that `source`, a DSH plugin's module, requires in its
+/// `inject` declaration, read from the text alone (nothing runs): empty
+/// when it names none of DSH's packages or declares none as a literal.
+/// `yohost add` infers a package's grants from them (`shell` starts
+/// processes, `fs` works on the workspace's files).
+pub fn required_services(source: &str) -> Vec<String> {
+    if source.contains(DSH_SCOPE) {
+        inject::in_source(source)
+    } else {
+        Vec::new()
+    }
+}
+
 /// Whether a candidate's source names DSH's packages: a DSH tool plugin.
 fn imports_dsh(candidate: &Candidate) -> bool {
     read_text(&candidate.entry, MAX_SOURCE_BYTES).is_ok_and(|source| source.contains(DSH_SCOPE))

@@ -149,6 +149,15 @@ export function getAgentDir() {
   return settings.agentDir;
 }
 
+/**
+ * pi's own install folder: the host runs no pi, so a folder of the
+ * adapter's per-user one that holds nothing and is never made (what an
+ * extension allows or reads there is nothing).
+ */
+export function getPackageDir() {
+  return `${settings.agentDir}/pi-package`;
+}
+
 /** `":start-end"` for a read of `limit` lines from line `offset`, as pi shows it. */
 export function formatReadLineRange(offset, limit) {
   const number = (value) => {
@@ -281,7 +290,7 @@ export const ProjectTrustStore = unavailable("ProjectTrustStore", noApp);
 export const RpcClient = unavailable("RpcClient", noApp);
 export const SessionManager = unavailable("SessionManager", noApp);
 export const SessionSelectorComponent = unavailable("SessionSelectorComponent", noTerminal);
-export const SettingsManager = unavailable("SettingsManager", noApp);
+export { SettingsManager } from "pi:settings-manager";
 export const SettingsSelectorComponent = unavailable("SettingsSelectorComponent", noTerminal);
 export const ShowImagesSelectorComponent = unavailable("ShowImagesSelectorComponent", noTerminal);
 export const SkillInvocationMessageComponent = unavailable("SkillInvocationMessageComponent", noTerminal);
@@ -333,7 +342,6 @@ export const getExamplesPath = unavailable("getExamplesPath", noApp);
 export const getLanguageFromPath = unavailable("getLanguageFromPath", noTerminal);
 export const getLastAssistantUsage = unavailable("getLastAssistantUsage", noApp);
 export const getLatestCompactionEntry = unavailable("getLatestCompactionEntry", noApp);
-export const getPackageDir = unavailable("getPackageDir", noApp);
 export const getPowerShellConfig = unavailable("getPowerShellConfig", noApp);
 export const getReadmePath = unavailable("getReadmePath", noApp);
 export const getShellConfig = unavailable("getShellConfig", noApp);

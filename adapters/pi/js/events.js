@@ -3,6 +3,27 @@
 
 export class EventEmitter {
   #listeners = new Map();
+  // Node's bound on listeners before it warns: kept and read back, never
+  // enforced (the host prints no such warning).
+  #maxListeners = 10;
+  setMaxListeners(n) {
+    this.#maxListeners = n;
+    return this;
+  }
+  getMaxListeners() {
+    return this.#maxListeners;
+  }
+  prependListener(name, listener) {
+    if (!this.#listeners.has(name)) this.#listeners.set(name, []);
+    this.#listeners.get(name).unshift(listener);
+    return this;
+  }
+  listeners(name) {
+    return [...(this.#listeners.get(name) ?? [])];
+  }
+  eventNames() {
+    return [...this.#listeners.keys()].filter((name) => this.#listeners.get(name).length > 0);
+  }
   on(name, listener) {
     if (!this.#listeners.has(name)) this.#listeners.set(name, []);
     this.#listeners.get(name).push(listener);

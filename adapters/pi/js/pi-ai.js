@@ -111,13 +111,15 @@ export const getDeclaredTools = unavailable("getDeclaredTools", noProviders);
 export const getEnvApiKey = unavailable("getEnvApiKey", noProviders);
 export const getIdentityHeaders = unavailable("getIdentityHeaders", noProviders);
 export const getInitialSystemMessage = unavailable("getInitialSystemMessage", noProviders);
-export const getModel = unavailable("getModel", noProviders);
+// pi's catalog of providers and models, as the host has it: the host's
+// agent talks to the model, so none is listed (as `ctx.modelRegistry`).
+export const getModel = () => undefined;
 export const getModelType = unavailable("getModelType", noProviders);
-export const getModels = unavailable("getModels", noProviders);
+export const getModels = () => [];
 export const getOpenCodeSessionHeaders = unavailable("getOpenCodeSessionHeaders", noProviders);
 export const getOverflowPatterns = unavailable("getOverflowPatterns", noProviders);
 export const getPromptCacheTtlMs = unavailable("getPromptCacheTtlMs", noProviders);
-export const getProviders = unavailable("getProviders", noProviders);
+export const getProviders = () => [];
 export const getSupportedThinkingLevels = unavailable("getSupportedThinkingLevels", noProviders);
 export const getSystemMessageText = unavailable("getSystemMessageText", noProviders);
 export const getToolStateChanges = unavailable("getToolStateChanges", noProviders);

@@ -130,6 +130,7 @@ const INTERNALS: &[Builtin] = &[
     module!("pi:globals", "globals.js"),
     module!("pi:fetch", "fetch.js"),
     module!("pi:settings", "settings.js"),
+    module!("pi:settings-manager", "settings-manager.js"),
 ];
 
 /// The pi flavor: pi's modules, and a shape that runs the extension's
@@ -213,10 +214,10 @@ impl Adapter for PiAdapter {
     }
 
     /// Load a pi extension: refused, naming the event or call, when it
-    /// would rewrite history or the request (even when an import the host
-    /// does not provide, or a module its code imports while it loads,
-    /// stopped the load first, or when it needs Node: a refusal by design
-    /// is not routed to Node).
+    /// would rewrite history or the request and nothing else of it stands
+    /// alone (even when an import the host does not provide, or a module
+    /// its code imports while it loads, stopped the load first). One that
+    /// needs Node goes there, whose shape judges it the same way.
     fn load(&self, candidate: &Candidate, grants: Grants) -> Result<Loaded, LoadError> {
         let entries = extensions(candidate);
         let settings = settings(candidate);
@@ -294,13 +295,13 @@ fn extensions(candidate: &Candidate) -> Vec<PathBuf> {
 
 /// A failed load, refused by design instead when the extension's source
 /// listens for an event or calls a method refused by design: those are
-/// named first, then what stopped the load (a plugin that needs Node is not
-/// routed there then, since Node would refuse it too).
+/// named first, then what stopped the load. One that needs Node is routed
+/// there as it is: the shape there leaves out what it would rewrite when
+/// the rest stands alone, and refuses it otherwise.
 fn by_design_first(candidate: &Candidate, error: LoadError) -> LoadError {
     let (path, detail) = match &error {
-        LoadError::NeedsNode { path, .. } => (path, None),
         LoadError::Refused { path, message } | LoadError::Invalid { path, message } => {
-            (path, Some(message))
+            (path, message)
         }
         _ => return error,
     };
@@ -308,16 +309,12 @@ fn by_design_first(candidate: &Candidate, error: LoadError) -> LoadError {
     // twice.
     let by_design: Vec<String> = by_design::found_in_source(candidate)
         .into_iter()
-        .filter(|why| !detail.is_some_and(|d| d.contains(named(why))))
+        .filter(|why| !detail.contains(named(why)))
         .collect();
     if by_design.is_empty() {
         return error;
     }
-    let mut message = format!("the pi extension {}", by_design.join("; "));
-    if let Some(detail) = detail {
-        message.push_str("; and ");
-        message.push_str(detail);
-    }
+    let message = format!("the pi extension {}; and {detail}", by_design.join("; "));
     LoadError::Refused {
         path: path.clone(),
         message,
@@ -378,5 +375,8 @@ fn settings(candidate: &Candidate) -> serde_json::Value {
         "piVersion": PI_VERSION,
         "versions": { "yohost": env!("CARGO_PKG_VERSION"), "pi": PI_VERSION },
         "entry": candidate.entry,
+        // A required extension is whole or refused: nothing of it is left
+        // out (the shape's `refuse`).
+        "required": candidate.manifest.mode == yohost::Mode::Required,
     })
 }

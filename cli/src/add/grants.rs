@@ -1,7 +1,10 @@
 //! What `add` asks for, and the `plugin.toml` it writes.
 //!
 //! A package gets a grant only when it was asked for and given: the grants
-//! its sources show it needs (`exec`, `network`), and every grant its own
+//! its sources show it needs (`exec`, `network`, and for a DSH plugin whose
+//! `inject` requires the `fs` service, the working directory: `write`, or
+//! `read` where the plugin directory is; and the state folders it keeps
+//! under `~/.pi/`, `write`, made once granted: `state`), and every grant its own
 //! `plugin.toml` writes for itself (files, environment, network, `exec`,
 //! `unconfined`), shown as that file has them. `exec` is given by
 //! `--allow-exec`, `network` by `--allow-network`, the rest by `--yes`; on
@@ -11,7 +14,8 @@ use super::unpack;
 use super::GrantFlags;
 use crate::output::escaped;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
 use yohost::manifest::{Manifest, MANIFEST_FILE};
 
 /// The most bytes of a package's own `plugin.toml` that are read.
@@ -57,8 +61,19 @@ pub struct Ask {
     grant: String,
     because: String,
     /// Found in the sources (and so written into `plugin.toml` once
-    /// given), not in the package's own `plugin.toml`.
-    inferred: bool,
+    /// given), not in the package's own `plugin.toml`: the key of
+    /// `[capabilities]` and what it gets.
+    inferred: Option<(&'static str, Setting)>,
+}
+
+/// What an inferred grant sets in `[capabilities]`.
+enum Setting {
+    /// `KEY = true` (`exec`, `network`).
+    On,
+    /// A folder added to the list `KEY` (`write`).
+    Folder(String),
+    /// A state folder added to `write`, made (if missing) when granted.
+    StateFolder(String),
 }
 
 impl Ask {
@@ -68,18 +83,43 @@ impl Ask {
         Ask {
             grant: grant.into(),
             because: because.into(),
-            inferred: false,
+            inferred: None,
         }
     }
 
-    /// A grant the package needs, known from what it is rather than
-    /// written in its own `plugin.toml`.
-    pub fn inferred(grant: &str, because: &str) -> Ask {
+    /// A grant `key` (`exec`, `network`) the package needs, known from
+    /// what it is rather than written in its own `plugin.toml`.
+    pub fn inferred(key: &'static str, because: &str) -> Ask {
         Ask {
-            grant: grant.into(),
+            grant: key.into(),
             because: because.into(),
-            inferred: true,
+            inferred: Some((key, Setting::On)),
         }
+    }
+
+    /// The grant `key` (`read`, `write`) of `folder`, which the package
+    /// needs, known from what it is.
+    fn inferred_folder(key: &'static str, folder: String, because: String) -> Ask {
+        Ask {
+            grant: format!("{key} {folder}"),
+            because,
+            inferred: Some((key, Setting::Folder(folder))),
+        }
+    }
+
+    /// The state folder `folder` (under the home folder), which the package
+    /// writes: granted `write`, and made when granted.
+    fn inferred_state(folder: String, because: String) -> Ask {
+        Ask {
+            grant: format!("write {folder}"),
+            because,
+            inferred: Some(("write", Setting::StateFolder(folder))),
+        }
+    }
+
+    /// The key of `[capabilities]` the grant is under: its first word.
+    fn key(&self) -> &str {
+        self.grant.split(' ').next().unwrap_or_default()
     }
 }
 
@@ -103,36 +143,40 @@ pub fn own_manifest(folder: &Path) -> Result<Option<(Manifest, toml::Table)>, St
     Ok(Some((manifest, table)))
 }
 
-/// What to ask for: the package's own grants, then what its sources show
-/// it needs beyond them.
-pub fn asks(folder: &Path, own: Option<&(Manifest, toml::Table)>) -> Vec<Ask> {
+/// What to ask for the package in `folder`, to be added to the plugin
+/// directory `dir`: its own grants, then what its sources show it needs
+/// beyond them (`exec` or `network` once, whatever hosts its own
+/// `plugin.toml` names; a folder unless it names the same grant).
+pub fn asks(
+    folder: &Path,
+    own: Option<&(Manifest, toml::Table)>,
+    dir: &Path,
+) -> Result<Vec<Ask>, String> {
     let mut asks: Vec<Ask> = own
         .map(|(manifest, _)| manifest.capabilities.granted())
         .unwrap_or_default()
         .into_iter()
-        .map(|grant| Ask {
-            grant,
-            because: format!("its own {MANIFEST_FILE} grants it"),
-            inferred: false,
-        })
+        .map(|grant| Ask::written(&grant, &format!("its own {MANIFEST_FILE} grants it")))
         .collect();
-    for (grant, because) in needs(folder) {
-        if !asks.iter().any(|a| Flag::of(&a.grant) == Flag::of(grant)) {
-            asks.push(Ask {
-                grant: grant.to_string(),
-                because,
-                inferred: true,
-            });
+    for need in needs(folder, dir)? {
+        let switch = matches!(need.inferred, Some((_, Setting::On)));
+        if !asks
+            .iter()
+            .any(|a| a.grant == need.grant || (switch && a.key() == need.key()))
+        {
+            asks.push(need);
         }
     }
-    asks
+    Ok(asks)
 }
 
-/// What the package's own sources (not its dependencies) show it needs
-/// (`exec` for `child_process`, `pi.exec(` or DSH's shell service;
-/// `network` for `fetch(` and the HTTP modules):
-/// each grant once, with the file and the sign that shows it.
-fn needs(folder: &Path) -> Vec<(&'static str, String)> {
+/// What the package's own sources (not its dependencies) show it needs:
+/// `exec` for `child_process`, `pi.exec(` or DSH's shell service;
+/// `network` for `fetch(` and the HTTP modules; and for a DSH plugin whose
+/// `inject` requires the `fs` service, whose tools read and write files in
+/// the working directory, that folder (`working_folder`). Each grant once,
+/// with the file and the sign that shows it.
+fn needs(folder: &Path, dir: &Path) -> Result<Vec<Ask>, String> {
     const SIGNS: [(&str, &[&str]); 2] = [
         // DSH's shell service (`dsh-tool-bash`) starts processes.
         (
@@ -150,7 +194,7 @@ fn needs(folder: &Path) -> Vec<(&'static str, String)> {
             ],
         ),
     ];
-    let mut found: Vec<(&'static str, String)> = Vec::new();
+    let mut found: Vec<Ask> = Vec::new();
     let mut files = Vec::new();
     sources(folder, &mut files);
     files.sort();
@@ -158,18 +202,80 @@ fn needs(folder: &Path) -> Vec<(&'static str, String)> {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
+        let shown = file.strip_prefix(folder).unwrap_or(&file).display();
+        let has = |found: &[Ask], key: &str| found.iter().any(|a| a.key() == key);
         for (grant, signs) in SIGNS {
-            if found.iter().any(|(g, _)| *g == grant) {
+            if has(&found, grant) {
                 continue;
             }
             if let Some(sign) = signs.iter().find(|s| text.contains(*s)) {
-                let shown = file.strip_prefix(folder).unwrap_or(&file);
-                found.push((grant, format!("{} uses `{sign}`", shown.display())));
+                found.push(Ask::inferred(grant, &format!("{shown} uses `{sign}`")));
             }
         }
+        let services = yohost_adapter_dsh::required_services(&text);
+        let service = |name: &str| services.iter().any(|s| s == name);
+        if service("shell") && !has(&found, "exec") {
+            let because = format!("{shown} injects DSH's `shell` service, which runs commands");
+            found.push(Ask::inferred("exec", &because));
+        }
+        for relative in super::state::folders(&text) {
+            let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+                continue;
+            };
+            let folder = PathBuf::from(home).join(&relative);
+            let Some(folder) = folder.to_str().map(str::to_string) else {
+                continue;
+            };
+            if found.iter().any(|a| a.grant == format!("write {folder}")) {
+                continue;
+            }
+            let because = format!("{shown} keeps its state in ~/{relative} (made now if missing)");
+            found.push(Ask::inferred_state(folder, because));
+        }
+        if service("fs") && !has(&found, "write") && !has(&found, "read") {
+            let (key, cwd, only) = working_folder(dir)?;
+            let because = format!(
+                "{shown} injects DSH's `fs` service: its tools read and write files in the working directory{only}"
+            );
+            found.push(Ask::inferred_folder(key, cwd, because));
+        }
     }
-    found.sort_by_key(|(grant, _)| *grant);
-    found
+    found.sort_by(|a, b| a.grant.cmp(&b.grant));
+    Ok(found)
+}
+
+/// The grant a DSH plugin's `fs` needs, which works in the working
+/// directory: `write` of it, by its real path, or `read` (and why only
+/// that) when it holds the plugin directory `dir` or lies in it, where the
+/// host refuses a write grant (a file written there would load as a
+/// plugin). An error when it is the root or the home folder, which no
+/// plugin's tools should have all of.
+fn working_folder(dir: &Path) -> Result<(&'static str, String, &'static str), String> {
+    let cwd = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| format!("cannot resolve the working directory: {e}"))?;
+    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
+    if cwd.parent().is_none() || home.as_ref() == Some(&cwd) {
+        return Err(format!(
+            "not added: its tools read and write files in the working directory, and that is {}: run `yohost add` in the folder they should work in",
+            cwd.display()
+        ));
+    }
+    let folder = cwd.to_str().map(str::to_string).ok_or_else(|| {
+        format!(
+            "not added: the working directory {} is not UTF-8, so plugin.toml cannot name it",
+            cwd.display()
+        )
+    })?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+    if dir.starts_with(&cwd) || cwd.starts_with(&dir) {
+        let only = ", but only to read: a plugin may not write where its plugin directory is (add it to a plugin directory outside this folder to let them write)";
+        Ok(("read", folder, only))
+    } else {
+        Ok(("write", folder, ""))
+    }
 }
 
 /// The JavaScript and TypeScript files of `folder`, outside `node_modules`.
@@ -191,6 +297,25 @@ fn sources(folder: &Path, out: &mut Vec<std::path::PathBuf>) {
             _ => {}
         }
     }
+}
+
+/// Make the state folders of `asks` that are missing (after they were
+/// granted), only the owner's, so that the grant that names each exists.
+pub fn make_state_folders(asks: &[Ask]) -> Result<(), String> {
+    for ask in asks {
+        if let Some((_, Setting::StateFolder(folder))) = &ask.inferred {
+            let path = Path::new(folder);
+            if !path.exists() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(path)
+                    .map_err(|e| format!("cannot make {folder}: {e}"))?;
+                println!("made {} for it", escaped(folder));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Say what the package asks for and decide whether it gets it: every
@@ -265,7 +390,7 @@ pub fn write_manifest(
     mut table: toml::Table,
     asks: &[Ask],
 ) -> Result<(), String> {
-    let inferred: Vec<&Ask> = asks.iter().filter(|a| a.inferred).collect();
+    let inferred: Vec<&(&str, Setting)> = asks.iter().filter_map(|a| a.inferred.as_ref()).collect();
     if !inferred.is_empty() {
         let capabilities = table
             .entry("capabilities")
@@ -275,8 +400,26 @@ pub fn write_manifest(
                 "its {MANIFEST_FILE}'s `capabilities` is not a table"
             ));
         };
-        for ask in &inferred {
-            capabilities.insert(ask.grant.clone(), true.into());
+        for (key, setting) in inferred {
+            match setting {
+                Setting::On => {
+                    capabilities.insert(key.to_string(), true.into());
+                }
+                Setting::Folder(folder) | Setting::StateFolder(folder) => {
+                    let list = capabilities
+                        .entry(*key)
+                        .or_insert_with(|| toml::Value::Array(Vec::new()));
+                    let toml::Value::Array(list) = list else {
+                        return Err(format!(
+                            "its {MANIFEST_FILE}'s `capabilities.{key}` is not a list"
+                        ));
+                    };
+                    let folder = toml::Value::from(folder.as_str());
+                    if !list.contains(&folder) {
+                        list.push(folder);
+                    }
+                }
+            }
         }
     }
     // A comment line holds no line break: each is escaped away.

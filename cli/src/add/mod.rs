@@ -17,8 +17,9 @@
 //!   install scripts and without the package's own npm configuration
 //!   (`npm`).
 //! - What it needs is printed and asked for (`grants`): the grants its
-//!   sources show it needs (`exec` for `child_process` or `pi.exec`,
-//!   `network` for `fetch` or the HTTP modules), and every grant its own
+//!   sources show it needs (`exec` for `child_process`, `pi.exec` or DSH's
+//!   `shell` service, `network` for `fetch` or the HTTP modules, the working
+//!   directory for DSH's `fs` service), and every grant its own
 //!   `plugin.toml` writes for itself. The `plugin.toml` is then written
 //!   through the toml crate with what was granted.
 //! - The folder is moved into place only when it is complete; a failed
@@ -28,6 +29,7 @@ mod grants;
 mod import;
 mod mcp;
 mod npm;
+mod state;
 mod tool;
 mod unpack;
 
@@ -132,8 +134,9 @@ pub async fn add(args: AddArgs) -> Result<ExitCode, String> {
     let name = folder_name(&manifest, &args.spec)?;
     vacant(&args.to, &name)?;
     let own = grants::own_manifest(&package)?;
-    let asks = grants::asks(&package, own.as_ref());
+    let asks = grants::asks(&package, own.as_ref(), &args.to)?;
     grants::decide(&args.grants, &asks)?;
+    grants::make_state_folders(&asks)?;
     let ecosystem = prepare(&package, manifest)?;
     npm::install_dependencies(&package, &stage_path)?;
     let table = grants::base_table(&name, ecosystem, own);
@@ -340,7 +343,7 @@ fn prepare(folder: &Path, mut package: serde_json::Value) -> Result<Option<&'sta
 
 /// Print the plugin's line of `yohost check`; exit 1 if it is refused.
 async fn check_line(dir: &Path, name: &str) -> Result<ExitCode, String> {
-    let host = crate::open_host(dir, true, false)?;
+    let host = crate::open_host(dir, true, false, None)?;
     let report = host.report().await;
     let plugin = report
         .iter()

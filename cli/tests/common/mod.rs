@@ -3,6 +3,8 @@
 // Each test binary uses a part of these.
 #![allow(dead_code)]
 
+pub mod registry;
+
 use crate::support::{example_dylib, plugin_dir, write};
 use std::path::Path;
 use std::process::Command;
@@ -10,11 +12,22 @@ use std::process::Command;
 /// Run `yohost ARGS` in `cwd`, with `RUST_LOG` and `NO_COLOR` unset:
 /// (exit code, stdout, stderr).
 pub fn yohost(args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
+    yohost_with(args, cwd, &[])
+}
+
+/// Run `yohost ARGS` in `cwd` as [`yohost`] does, with the variables of
+/// `env` set.
+pub fn yohost_with(
+    args: &[&str],
+    cwd: &Path,
+    env: &[(String, String)],
+) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_yohost"))
         .args(args)
         .current_dir(cwd)
         .env_remove("RUST_LOG")
         .env_remove("NO_COLOR")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("yohost runs");
     (

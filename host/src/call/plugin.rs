@@ -10,14 +10,15 @@
 //! `Guest`; a panic, a trap or a broken engine is `Crashed`.
 
 use crate::call::error::CallError;
+use crate::call::ui::UserInterface;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use yohost_contract::{HookCall, RunInfo};
 
-/// What bounds one hook call.
-#[derive(Debug, Clone)]
+/// What bounds one hook call, and whom it may ask.
+#[derive(Clone)]
 pub struct CallLimits {
     /// When the host stops waiting and reports a timeout
     /// (the host enforces it, once). An
@@ -26,6 +27,19 @@ pub struct CallLimits {
     pub deadline: Instant,
     /// Cancelled when the run is cancelled.
     pub cancel: CancellationToken,
+    /// The embedding app's user interface, which the call may ask
+    /// ([`UserInterface`]); `None`: headless.
+    pub ui: Option<Arc<dyn UserInterface>>,
+}
+
+impl std::fmt::Debug for CallLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallLimits")
+            .field("deadline", &self.deadline)
+            .field("cancel", &self.cancel)
+            .field("ui", &self.ui.as_ref().map(|_| "an app's"))
+            .finish()
+    }
 }
 
 /// A loaded plugin, ready to serve runs.

@@ -387,7 +387,7 @@ mod tests {
     use super::*;
 
     /// The hooks of a host that knows one hook more than this contract,
-    /// under the next number (9).
+    /// under the next number (10).
     #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
     enum NextHook {
         Released(Hook),
@@ -396,7 +396,7 @@ mod tests {
 
     fn next_hook_of(number: u32) -> Option<NextHook> {
         match number {
-            9 => Some(NextHook::AfterModel),
+            10 => Some(NextHook::AfterModel),
             n => Hook::from_abi_number(n).map(NextHook::Released),
         }
     }
@@ -421,8 +421,8 @@ mod tests {
 
     #[test]
     fn a_hook_number_the_host_does_not_know_is_refused_and_a_host_that_knows_it_reads_it() {
-        let word = sdk_word(&[Hook::BeforeTool]) | 1 << 9;
-        assert_eq!(declared_hooks(word, Hook::from_abi_number), Err(9));
+        let word = sdk_word(&[Hook::BeforeTool]) | 1 << 10;
+        assert_eq!(declared_hooks(word, Hook::from_abi_number), Err(10));
         assert_eq!(
             declared_hooks(word, next_hook_of),
             Ok([NextHook::Released(Hook::BeforeTool), NextHook::AfterModel].into())

@@ -1,5 +1,7 @@
-//! The directory-level host: [`PluginHost`](crate::PluginHost), and the
-//! report of what loaded and what was refused.
+//! The directory-level host: [`PluginHost`](crate::PluginHost), the
+//! report of what loaded and what was refused, and the commands plugins
+//! offer an app's user.
 
+pub(crate) mod commands;
 pub(crate) mod plugin_host;
 pub(crate) mod report;

@@ -1,6 +1,7 @@
 //! [`PluginHost`]: a plugin directory, loaded and watched.
 
 use crate::call::stats::PluginFigures;
+use crate::call::ui::UserInterface;
 use crate::host::report::PluginReport;
 use crate::load::adapter::{Adapter, Adapters};
 use crate::load::error::HostError;
@@ -23,6 +24,9 @@ use std::sync::Arc;
 /// the thread that dropped it.
 pub struct PluginHost {
     registry: Arc<Registry>,
+    /// The app's user interface, which plugins may ask in runs and
+    /// commands; `None`: headless.
+    ui: Option<Arc<dyn UserInterface>>,
     _watcher: Option<notify::RecommendedWatcher>,
     /// Last, so that it waits after the plugins above were released.
     _unloads: WaitForUnloads,
@@ -44,6 +48,7 @@ pub struct PluginHostBuilder {
     adapters: Adapters,
     dry_run: bool,
     locked: bool,
+    ui: Option<Arc<dyn UserInterface>>,
 }
 
 impl PluginHostBuilder {
@@ -82,10 +87,22 @@ impl PluginHostBuilder {
         self
     }
 
+    /// Let plugins ask the app's user through `ui` (pi's `ctx.ui` and
+    /// `pi.sendUserMessage`), in runs and in commands
+    /// ([`PluginHost::run_command`]). Without it the host is headless: a
+    /// confirmation is refused, a choice or text is not given, and a
+    /// message is not sent ([`Headless`](crate::Headless)).
+    pub fn user_interface(mut self, ui: Arc<dyn UserInterface>) -> Self {
+        self.ui = Some(ui);
+        self
+    }
+
     /// Load every plugin in the directory and watch it, as
     /// [`PluginHost::open`] does.
     pub fn open(self) -> Result<PluginHost, HostError> {
-        PluginHost::open_with(&self.dir, self.adapters, self.dry_run, self.locked)
+        let mut host = PluginHost::open_with(&self.dir, self.adapters, self.dry_run, self.locked)?;
+        host.ui = self.ui;
+        Ok(host)
     }
 }
 
@@ -98,6 +115,7 @@ impl PluginHost {
             adapters: Adapters::default(),
             dry_run: false,
             locked: false,
+            ui: None,
         }
     }
 
@@ -146,6 +164,7 @@ impl PluginHost {
         };
         Ok(Self {
             registry,
+            ui: None,
             _watcher: watcher,
             _unloads: WaitForUnloads,
         })
@@ -155,6 +174,7 @@ impl PluginHost {
     pub fn from_plugins(plugins: Vec<LoadedPlugin>) -> Self {
         Self {
             registry: Registry::fixed(plugins),
+            ui: None,
             _watcher: None,
             _unloads: WaitForUnloads,
         }
@@ -164,7 +184,7 @@ impl PluginHost {
     /// plugins when it starts. Install it with `Agent::with_extension`, or
     /// with `Agent::with_tree_extension` to gate sub-agent runs too.
     pub fn extension(&self) -> HostExtension {
-        HostExtension::new(Arc::clone(&self.registry))
+        HostExtension::new(Arc::clone(&self.registry), self.ui.clone())
     }
 
     /// One extension per loaded plugin, in running order, each named after
@@ -177,7 +197,7 @@ impl PluginHost {
         let loaded = snapshot
             .plugins
             .iter()
-            .map(|p| PluginExtension::new(Arc::clone(p)));
+            .map(|p| PluginExtension::new(Arc::clone(p)).asking(self.ui.clone()));
         let refused = snapshot
             .refused
             .iter()
@@ -226,6 +246,11 @@ impl PluginHost {
                 hooks: p.stats.figures(),
             })
             .collect()
+    }
+
+    /// The app's user interface plugins may ask (`None`: headless).
+    pub(crate) fn ui(&self) -> Option<Arc<dyn UserInterface>> {
+        self.ui.clone()
     }
 
     /// A report of every plugin, loaded or refused, for `yohost check`.

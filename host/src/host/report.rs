@@ -1,6 +1,6 @@
 //! What `yohost check` prints: every plugin, loaded or refused.
 
-use crate::load::loaded::LoadedPlugin;
+use crate::load::loaded::{AppSurface, LoadedPlugin};
 use crate::load::registry::Snapshot;
 use crate::model::{Confinement, Mode};
 use crate::run::session::PluginSession;
@@ -50,6 +50,10 @@ pub struct PluginReport {
     pub hooks: Vec<String>,
     /// The tools it offers.
     pub tools: Vec<String>,
+    /// The commands and flags it offers an app's user (in JSON, the
+    /// plugin's `commands` and `flags`).
+    #[serde(flatten)]
+    pub app: AppSurface,
     /// Why it was refused.
     pub reason: Option<String>,
     /// What a person should know about it.
@@ -81,6 +85,21 @@ impl std::fmt::Display for PluginReport {
                 }
                 if !self.tools.is_empty() {
                     write!(f, "; tools {}", self.tools.join(", "))?;
+                }
+                let names = |prefix: &str, names: Vec<&str>| {
+                    names
+                        .iter()
+                        .map(|name| format!("{prefix}{name}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                if !self.app.commands.is_empty() {
+                    let commands = self.app.commands.iter().map(|c| c.name.as_str());
+                    write!(f, "; commands {}", names("/", commands.collect()))?;
+                }
+                if !self.app.flags.is_empty() {
+                    let flags = self.app.flags.iter().map(|c| c.name.as_str());
+                    write!(f, "; flags {}", names("--", flags.collect()))?;
                 }
             }
         }
@@ -122,6 +141,7 @@ pub async fn report(snapshot: &Snapshot) -> Vec<PluginReport> {
             grants: Vec::new(),
             hooks: Vec::new(),
             tools: Vec::new(),
+            app: AppSurface::default(),
             reason: Some(refusal.reason.to_string()),
             warnings: Vec::new(),
             processes: None,
@@ -139,7 +159,8 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
             run_id: CHECK_RUN_ID.into(),
             ..RunInfo::default()
         };
-        let session = PluginSession::open(Arc::clone(plugin), run, CancellationToken::new()).await;
+        let session =
+            PluginSession::open(Arc::clone(plugin), run, CancellationToken::new(), None).await;
         match session.call::<kind::Tools>(session.run.clone()).await {
             Ok(specs) => {
                 for spec in specs {
@@ -178,6 +199,7 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
             .map(|h| h.as_str().to_string())
             .collect(),
         tools,
+        app: plugin.app.clone(),
         reason: None,
         warnings,
         processes: plugin.processes.map(Confinement::as_str),
@@ -201,6 +223,7 @@ mod tests {
             hooks: vec!["tools".into(), "before_tool".into()],
             tools: vec!["shout".into()],
             reason: None,
+            app: AppSurface::default(),
             warnings: Vec::new(),
             processes: None,
         }
@@ -224,6 +247,15 @@ mod tests {
         assert_eq!(
             routed.to_string(),
             "guard (node, yohost): loaded; hooks tools, before_tool; tools shout\n  on node: index.ts imports `node:net`"
+        );
+        let mut app = line(Status::Loaded);
+        app.app.commands = vec![yohost_contract::CommandSpec {
+            name: "plan".into(),
+            description: String::new(),
+        }];
+        assert_eq!(
+            app.to_string(),
+            "guard (js, yohost): loaded; hooks tools, before_tool; tools shout; commands /plan"
         );
         let mut refused = line(Status::Refused);
         refused.engine = None;

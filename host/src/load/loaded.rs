@@ -7,10 +7,45 @@ use crate::call::stats::PluginStats;
 use crate::load::manifest::Manifest;
 use crate::load::routing::Routed;
 use crate::model::{Confinement, Ecosystem, EngineKind, Mode};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use yohost_contract::Hook;
+use yohost_contract::{CommandSpec, Hook};
+
+/// What a plugin offers an app's user besides the model's tools: commands
+/// (`/name`, run with [`PluginHost::run_command`](crate::PluginHost::run_command))
+/// and flags (options the app may show). Empty for most plugins.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AppSurface {
+    /// Its commands.
+    #[serde(default)]
+    pub commands: Vec<CommandSpec>,
+    /// Its flags.
+    #[serde(default)]
+    pub flags: Vec<FlagSpec>,
+}
+
+/// An option a plugin declares for the app's command line (pi's
+/// `registerFlag`): the plugin reads its default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlagSpec {
+    /// The flag, without `--`.
+    pub name: String,
+    /// What the user reads about it.
+    #[serde(default)]
+    pub description: String,
+    /// `boolean` or `string`.
+    #[serde(rename = "type", default = "boolean")]
+    pub kind: String,
+    /// Its value when the user gives none.
+    #[serde(default)]
+    pub default: serde_json::Value,
+}
+
+fn boolean() -> String {
+    "boolean".into()
+}
 
 /// What an engine found when it loaded a plugin. Built with
 /// [`Loaded::new`]; fields may be added, so it is not built by a literal
@@ -32,6 +67,8 @@ pub struct Loaded {
     /// Whether it has code that runs when it is unloaded (pi's
     /// `session_shutdown`): the host calls that even when it has no hooks.
     pub unloads: bool,
+    /// Its commands and flags.
+    pub app: AppSurface,
     /// The API it was written against, if the engine detected it.
     pub ecosystem: Option<Ecosystem>,
     /// Set when `engine = "auto"` sent it to another engine than its
@@ -54,6 +91,7 @@ impl Loaded {
             warnings: Vec::new(),
             unknown_names: Vec::new(),
             unloads: false,
+            app: AppSurface::default(),
             ecosystem: None,
             routed: None,
             processes: None,
@@ -83,6 +121,8 @@ pub struct LoadedPlugin {
     pub hooks: BTreeSet<Hook>,
     /// Load warnings.
     pub warnings: Vec<String>,
+    /// Its commands and flags.
+    pub app: AppSurface,
     /// How the processes it runs in or starts are confined, if it has any.
     pub processes: Option<Confinement>,
     /// The plugin itself.
@@ -112,6 +152,7 @@ impl LoadedPlugin {
             manifest: Manifest::default(),
             hooks: hooks.into_iter().collect(),
             warnings: Vec::new(),
+            app: AppSurface::default(),
             processes: None,
             plugin,
             stats: PluginStats::default(),
@@ -130,6 +171,7 @@ impl LoadedPlugin {
             manifest: self.manifest.clone(),
             hooks: self.hooks.clone(),
             warnings: self.warnings.clone(),
+            app: self.app.clone(),
             processes: self.processes,
             plugin: Arc::clone(&self.plugin),
             stats: PluginStats::default(),

@@ -475,6 +475,7 @@ fn load(
         manifest: found.manifest.clone(),
         hooks: loaded.hooks,
         warnings,
+        app: loaded.app,
         processes: loaded.processes,
         plugin: match private_copy {
             Some(copy) => Arc::new(FromCopy {

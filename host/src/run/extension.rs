@@ -11,6 +11,7 @@
 //!   mode, for hosts that want yoagent's own per-extension handling. A
 //!   refused plugin gets one too, with the same rule.
 
+use crate::call::ui::UserInterface;
 use crate::load::loaded::LoadedPlugin;
 use crate::load::registry::{Refusal, Registry};
 use crate::model::Mode;
@@ -24,13 +25,14 @@ use yohost_contract::Hook;
 /// The name the combined extension has in yoagent's logs and messages.
 pub const HOST_EXTENSION_NAME: &str = "yohost";
 
-/// Open every plugin of `plugins` for the run `run`, in order.
-async fn open_all(plugins: &[Arc<LoadedPlugin>], run: &RunContext<'_>) -> RunSet {
+/// Open every plugin of `plugins` for the run `run`, in order, each able
+/// to ask `ui`.
+async fn open_all(plugins: &[Arc<LoadedPlugin>], run: &RunContext<'_>, ui: &Ui) -> RunSet {
     let info = run_info(run);
     let mut sessions = Vec::with_capacity(plugins.len());
     for plugin in plugins {
-        sessions
-            .push(PluginSession::open(Arc::clone(plugin), info.clone(), run.cancel.clone()).await);
+        let (plugin, cancel) = (Arc::clone(plugin), run.cancel.clone());
+        sessions.push(PluginSession::open(plugin, info.clone(), cancel, ui.clone()).await);
     }
     RunSet::new(sessions, info)
 }
@@ -64,11 +66,15 @@ fn refusals_at_start(refused: &[Refusal], run_id: &str) -> Result<(), ExtensionE
 #[derive(Clone)]
 pub struct HostExtension {
     registry: Arc<Registry>,
+    ui: Ui,
 }
 
+/// The app's user interface plugins may ask, if any.
+type Ui = Option<Arc<dyn UserInterface>>;
+
 impl HostExtension {
-    pub(crate) fn new(registry: Arc<Registry>) -> Self {
-        Self { registry }
+    pub(crate) fn new(registry: Arc<Registry>, ui: Ui) -> Self {
+        Self { registry, ui }
     }
 
     /// Whether any current plugin has `hook`; `first` for the first of the
@@ -107,7 +113,7 @@ impl Extension for HostExtension {
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
         let snapshot = self.registry.snapshot_again();
         refusals_at_start(&snapshot.refused, run.run_id)?;
-        Ok(Box::new(open_all(&snapshot.plugins, run).await))
+        Ok(Box::new(open_all(&snapshot.plugins, run, &self.ui).await))
     }
 }
 
@@ -125,13 +131,15 @@ enum Source {
 #[derive(Clone)]
 pub struct PluginExtension {
     source: Source,
+    ui: Ui,
 }
 
 impl PluginExtension {
-    /// The extension for `plugin`.
+    /// The extension for `plugin`, headless.
     pub fn new(plugin: Arc<LoadedPlugin>) -> Self {
         Self {
             source: Source::Loaded(plugin),
+            ui: None,
         }
     }
 
@@ -139,7 +147,14 @@ impl PluginExtension {
     pub fn refused(refusal: Refusal) -> Self {
         Self {
             source: Source::Refused(Arc::new(refusal)),
+            ui: None,
         }
+    }
+
+    /// The same extension, whose plugin may ask `ui` (`None`: headless).
+    pub fn asking(mut self, ui: Option<Arc<dyn UserInterface>>) -> Self {
+        self.ui = ui;
+        self
     }
 
     fn has(&self, hook: Hook) -> bool {
@@ -181,11 +196,12 @@ impl Extension for PluginExtension {
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
         match &self.source {
             Source::Loaded(plugin) => {
-                Ok(Box::new(open_all(std::slice::from_ref(plugin), run).await))
+                let plugins = std::slice::from_ref(plugin);
+                Ok(Box::new(open_all(plugins, run, &self.ui).await))
             }
             Source::Refused(refusal) => {
                 refusals_at_start(std::slice::from_ref(refusal.as_ref()), run.run_id)?;
-                Ok(Box::new(open_all(&[], run).await))
+                Ok(Box::new(open_all(&[], run, &None).await))
             }
         }
     }

@@ -19,8 +19,10 @@
 use crate::call::error::{CallError, HookError};
 use crate::call::logging::{hook_span, RunLogs};
 use crate::call::plugin::{CallLimits, PluginRun};
+use crate::call::ui::UserInterface;
 use crate::load::loaded::LoadedPlugin;
 use crate::model::limits::check_content;
+use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -30,7 +32,8 @@ use yohost_contract::{HookCall, HookKind, ReplyError};
 /// timeout for `K` and the run's `cancel`. The reply is `K`'s own, and its
 /// images are within the limits. The plugin's log lines during the call are
 /// bounded as in a run of its own (in a run, the plugin's session holds one
-/// bound for all its calls).
+/// bound for all its calls). The call is headless: a plugin that asks the
+/// user gets the headless answers ([`crate::Headless`]).
 pub async fn call_hook<K: HookKind>(
     plugin: &LoadedPlugin,
     run: &dyn PluginRun,
@@ -39,17 +42,18 @@ pub async fn call_hook<K: HookKind>(
 ) -> Result<K::Reply, HookError> {
     let call = K::call(args);
     let logs = RunLogs::open(&call.run().run_id, &plugin.name);
-    call_hook_within::<K>(plugin, run, call, cancel, &logs).await
+    call_hook_within::<K>(plugin, run, call, cancel, &logs, None).await
 }
 
 /// [`call_hook`] with the plugin's log bounds for the run, `logs`, which
-/// its session holds.
+/// its session holds, and the app's user interface, `ui`, the call may ask.
 pub(crate) async fn call_hook_within<K: HookKind>(
     plugin: &LoadedPlugin,
     run: &dyn PluginRun,
     call: HookCall,
     cancel: &CancellationToken,
     logs: &RunLogs,
+    ui: Option<Arc<dyn UserInterface>>,
 ) -> Result<K::Reply, HookError> {
     let timeout = plugin.manifest.timeout(K::HOOK);
     let span = hook_span(&call, &plugin.name);
@@ -59,6 +63,7 @@ pub(crate) async fn call_hook_within<K: HookKind>(
     let limits = CallLimits {
         deadline,
         cancel: cancel.clone(),
+        ui,
     };
     let fail = |error: CallError| HookError {
         plugin: plugin.name.clone(),

@@ -15,6 +15,7 @@
 use crate::call::error::{CallError, HookError};
 use crate::call::logging::RunLogs;
 use crate::call::plugin::PluginRun;
+use crate::call::ui::UserInterface;
 use crate::load::loaded::LoadedPlugin;
 use crate::model::sync::lock;
 use crate::model::Mode;
@@ -54,9 +55,14 @@ impl FailClosed {
             Hook::OnInput => FailClosed::RejectInput,
             Hook::AfterTool => FailClosed::WithholdOutput,
             Hook::CallTool => FailClosed::FailToolCall,
-            Hook::Tools | Hook::BeforeModel | Hook::OnStop | Hook::OnEvent | Hook::Finish => {
-                FailClosed::Skip
-            }
+            // A command runs outside any run: its failure is its caller's
+            // answer (`PluginHost::run_command`), never through a session.
+            Hook::Tools
+            | Hook::BeforeModel
+            | Hook::OnStop
+            | Hook::OnEvent
+            | Hook::Finish
+            | Hook::Command => FailClosed::Skip,
         }
     }
 
@@ -92,6 +98,8 @@ pub struct PluginSession {
     run_handle: Option<Arc<dyn PluginRun>>,
     pub(crate) run: RunInfo,
     cancel: CancellationToken,
+    /// The app's user interface its calls may ask (`None`: headless).
+    ui: Option<Arc<dyn UserInterface>>,
     /// The plugin's log bounds in the run, shared by its calls.
     logs: RunLogs,
     /// Why the plugin is unloaded for the rest of the run (it crashed, ran
@@ -104,12 +112,13 @@ pub struct PluginSession {
 }
 
 impl PluginSession {
-    /// Open `plugin` for `run`. A plugin that cannot open still gets a
-    /// session, whose every call fails closed.
+    /// Open `plugin` for `run`, its calls able to ask `ui`. A plugin that
+    /// cannot open still gets a session, whose every call fails closed.
     pub(crate) async fn open(
         plugin: Arc<LoadedPlugin>,
         run: RunInfo,
         cancel: CancellationToken,
+        ui: Option<Arc<dyn UserInterface>>,
     ) -> Arc<Self> {
         let (run_handle, unloaded) = match plugin.plugin.open_run(&run).await {
             Ok(handle) => (Some(handle), None),
@@ -127,6 +136,7 @@ impl PluginSession {
             run_handle,
             run,
             cancel,
+            ui,
             logs,
             unloaded: Mutex::new(unloaded),
             failure: Mutex::new(None),
@@ -178,6 +188,7 @@ impl PluginSession {
                     call,
                     &self.cancel,
                     &self.logs,
+                    self.ui.clone(),
                 )
                 .await;
                 (result, Some(started.elapsed()))
@@ -424,7 +435,7 @@ mod tests {
             run_id: "r1".into(),
             ..RunInfo::default()
         };
-        PluginSession::open(Arc::new(plugin), run, CancellationToken::new()).await
+        PluginSession::open(Arc::new(plugin), run, CancellationToken::new(), None).await
     }
 
     #[tokio::test]

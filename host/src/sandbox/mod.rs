@@ -363,13 +363,26 @@ impl ProcessSandbox {
     pub fn spawn(
         &self,
         slot: ProcessSlot,
-        mut command: Command,
+        command: Command,
+        extra: &[PathBuf],
+    ) -> io::Result<PluginProcess> {
+        self.spawn_with(slot, |_| command, extra)
+    }
+
+    /// [`spawn`](Self::spawn) the command `command_for` makes given the
+    /// process's private temporary folder (Node's permission flags must
+    /// name it for the process to write there).
+    pub fn spawn_with(
+        &self,
+        slot: ProcessSlot,
+        command_for: impl FnOnce(&Path) -> Command,
         extra: &[PathBuf],
     ) -> io::Result<PluginProcess> {
         let scratch = tempfile::Builder::new()
             .prefix("yohost-process-")
             .tempdir()
             .map_err(|e| io::Error::other(format!("cannot make its temporary folder: {e}")))?;
+        let mut command = command_for(scratch.path());
         command.env("TMPDIR", scratch.path());
         let confined = match (&self.confinement, &self.filters) {
             (Confinement::Kernel, Some(filters)) => {

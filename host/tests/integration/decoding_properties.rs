@@ -24,9 +24,9 @@ use std::cell::Cell;
 use yohost::adapter::codec::{decode_json_reply, decode_msgpack_reply};
 use yohost::contract::{
     AfterToolArgs, AfterToolReply, BeforeModelArgs, BeforeModelReply, BeforeToolArgs,
-    BeforeToolReply, CallToolArgs, ContentBlock, FinishArgs, Hook, HookCall, HookReply,
-    OnEventArgs, OnInputArgs, OnInputReply, OnStopArgs, OnStopReply, RunInfo, ToolOutputData,
-    ToolReply, ToolSpec,
+    BeforeToolReply, CallToolArgs, CommandArgs, ContentBlock, FinishArgs, Hook, HookCall,
+    HookReply, OnEventArgs, OnInputArgs, OnInputReply, OnStopArgs, OnStopReply, RunInfo,
+    ToolOutputData, ToolReply, ToolSpec,
 };
 use yohost::manifest::Manifest;
 use yohost::CallError;
@@ -139,10 +139,15 @@ fn calls() -> Vec<HookCall> {
             event: json!({"type": "agent_start"}),
         }),
         HookCall::Finish(FinishArgs {
-            run,
+            run: run.clone(),
             end: "completed".into(),
             reason: None,
             error: None,
+        }),
+        HookCall::Command(CommandArgs {
+            run,
+            name: "plan".into(),
+            args: "now".into(),
         }),
     ];
     assert_eq!(

@@ -202,7 +202,7 @@ async fn a_dylib_declaring_a_hook_number_the_host_does_not_know_is_refused_namin
     assert_eq!(future.status, Status::Refused);
     let reason = future.reason.as_deref().unwrap();
     assert!(
-        reason.contains("declares hook number 9, which this host does not know")
+        reason.contains("declares hook number 10, which this host does not know")
             && reason.contains("update yohost"),
         "{reason}"
     );

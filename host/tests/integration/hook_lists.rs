@@ -17,7 +17,11 @@ fn read(path: &str) -> String {
 
 /// The contract's hooks as `name` spells each one.
 fn contract(spell: impl Fn(&str) -> String) -> Vec<String> {
-    Hook::ALL.iter().map(|h| spell(h.as_str())).collect()
+    Hook::ALL
+        .iter()
+        .filter(|h| !Hook::APP.contains(h))
+        .map(|h| spell(h.as_str()))
+        .collect()
 }
 
 /// The items of the first bracketed list after `start` in `text`, between

@@ -418,23 +418,24 @@ async fn a_package_json_that_is_a_fifo_or_huge_refuses_the_plugin_without_hangin
     }
 }
 
-/// A module file over the source limit refuses the plugin with a plain
-/// reason that names the file and the limit.
+/// A TypeScript module over the source limit refuses the plugin with a
+/// plain reason that names the file and the limit (bundled JavaScript over
+/// it is sent to Node instead: `modules.rs`).
 #[tokio::test]
 async fn a_module_over_the_source_limit_is_refused_with_a_plain_reason() {
     let dir = plugin_dir();
     write(
         dir.path(),
         "big/index.ts",
-        "import { definePlugin } from \"yohost\";\nimport \"./huge.js\";\nexport default definePlugin({ before_model: () => null });\n",
+        "import { definePlugin } from \"yohost\";\nimport \"./huge.ts\";\nexport default definePlugin({ before_model: () => null });\n",
     );
     let limit = yohost::adapter::limits::MAX_SOURCE_BYTES as usize;
-    write(dir.path(), "big/huge.js", &" ".repeat(limit + 1));
+    write(dir.path(), "big/huge.ts", &" ".repeat(limit + 1));
     // The embedded engine's own limit is lower (see `docs/plugins.md`).
     let host = PluginHost::open(dir.path()).unwrap();
     let refused = host.refused();
     assert_eq!(refused.len(), 1, "{refused:?}");
     let why = refused[0].reason.to_string();
-    assert!(why.contains("huge.js is over the limit of "), "{why}");
+    assert!(why.contains("huge.ts is over the limit of "), "{why}");
     assert!(!why.contains("cannot read"), "{why}");
 }

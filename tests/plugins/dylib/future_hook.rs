@@ -1,5 +1,5 @@
 //! A dylib of the current ABI built against a newer contract: besides
-//! `before_tool` (number 2) it declares hook number 9, which this contract
+//! `before_tool` (number 2) it declares hook number 10, which this contract
 //! does not have. The host must refuse it, naming the number, rather than
 //! load it without a hook it claims (a policy of a hook left uncalled).
 
@@ -30,7 +30,7 @@ static ENTRY: PluginEntry = PluginEntry {
     abi_version: yohost_contract::ABI_VERSION,
     name: b"future-hook".as_ptr(),
     name_len: 11,
-    hooks: 1 << 2 | 1 << 9,
+    hooks: 1 << 2 | 1 << 10,
     call,
     free,
 };

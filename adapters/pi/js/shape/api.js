@@ -16,6 +16,19 @@ export function createExtension(host) {
   const state = {
     handlers: new Map(),
     tools: new Map(),
+    // `/name` commands (`{name, description, handler}`) and flags
+    // (`{name, description, type, default}`), offered to an app's user.
+    commands: new Map(),
+    flags: new Map(),
+    // Its tools it made inactive (`pi.setActiveTools`): not offered.
+    inactive: new Set(),
+    // The per-call `ctx` of the engine's latest call, for what pi calls
+    // outside a `ctx` (`pi.sendUserMessage`).
+    latestCall: null,
+    // What it did that the host never lets a plugin do (each `{why,
+    // leftOut}`, the refusal's reason and the warning when it is left
+    // out): the extension is refused for it, or, when the rest of it stands
+    // alone and it is not required, loads without it.
     refusals: [],
     warnings: [],
     // Event names pi does not have (`{what, name, known, strict, outcome}`).
@@ -24,7 +37,6 @@ export function createExtension(host) {
     entries: createEntries(),
     loaded: false,
   };
-  const flags = new Map();
   // pi's settings, as a host with none of its own shows them.
   const settingsView = Object.freeze({});
 
@@ -38,7 +50,7 @@ export function createExtension(host) {
     if (REFUSED[event]) {
       const why = `listens for \`${event}\`: ${REFUSED[event]}, which the host never lets a plugin do`;
       if (state.loaded) throw refusal(`the pi extension ${why}`);
-      state.refusals.push(why);
+      state.refusals.push({ why, leftOut: `left out its \`${event}\` handler: ${REFUSED[event]}, which the host never lets a plugin do` });
       return;
     }
     const known = HOOKED.includes(event) || Object.values(OBSERVED).includes(event);
@@ -77,7 +89,7 @@ export function createExtension(host) {
   function refuseCall(method, id) {
     const why = `calls \`pi.${method}(${JSON.stringify(id)})\`, which ${refused.calls[method]}`;
     if (state.loaded) throw refusal(`the pi extension ${why}`);
-    state.refusals.push(why);
+    state.refusals.push({ why, leftOut: `left out its call \`pi.${method}(${JSON.stringify(id)})\`, which ${refused.calls[method]}` });
   }
 
   const bus = new Map();
@@ -99,6 +111,42 @@ export function createExtension(host) {
     return host.exec(String(command), args.map(String), { cwd: options.cwd, timeout: options.timeout });
   }
 
+  // pi's `sendUserMessage`: the app's user interface is asked to send it
+  // as the user's next message (the host never adds to a run's history
+  // itself). Not sent (headless, or the app declines), it is a warning in
+  // the plugin's log; the caller goes on, as in pi, where it is queued.
+  function sendUserMessage(content) {
+    const text = typeof content === "string" ? content : (Array.isArray(content) ? content : []).filter((b) => b?.type === "text").map((b) => b.text).join("\n");
+    const call = state.latestCall;
+    const log = call?.log ?? console;
+    const notSent = (why) => log.warn(`pi.sendUserMessage: not sent, ${why}: ${JSON.stringify(text.slice(0, 200))}`);
+    if (typeof call?.ui !== "function") return notSent("the host has no user interface (headless)");
+    call.ui({ kind: "send_user_message", text }).then(
+      (sent) => sent || notSent("the app declined it"),
+      (e) => notSent(String(e?.message ?? e)),
+    );
+  }
+
+  // pi's `setActiveTools(names)` over the extension's own tools: those it
+  // leaves out are not offered from the next run on (as pi gates them). A
+  // name that is not one of its tools fails by name: the host decides the
+  // run's other tools.
+  function setActiveTools(names) {
+    const wanted = new Set((Array.isArray(names) ? names : []).map(String));
+    const others = [...wanted].filter((name) => !state.tools.has(name));
+    if (others.length > 0) {
+      unavailable(`pi.setActiveTools(${JSON.stringify(others)})`, "the host decides which tools a run has besides the extension's own")();
+    }
+    state.inactive = new Set([...state.tools.keys()].filter((name) => !wanted.has(name)));
+  }
+
+  function registerCommand(name, options) {
+    if (typeof name !== "string" || name === "") throw new TypeError("pi.registerCommand needs a name");
+    if (typeof options?.handler !== "function") throw new TypeError(`command \`/${name}\` needs a \`handler\` function`);
+    if (state.loaded) throw new Error("pi.registerCommand after loading is not available in yohost: register commands while the extension loads");
+    state.commands.set(name, { name, description: String(options.description ?? ""), handler: options.handler });
+  }
+
   // A custom message: shown, in pi, in the session. Headless, one meant
   // only to be shown is a log line; one meant for the model (a turn, a
   // steer, a follow-up, the next turn's context) fails by name.
@@ -115,13 +163,15 @@ export function createExtension(host) {
   const pi = Object.freeze({
     on,
     registerTool,
-    registerCommand: (name) => warnApp(`registers the command \`/${name}\``),
+    registerCommand,
     registerShortcut: (key) => warnApp(`registers the shortcut \`${key}\``),
+    // A flag is offered to the app; the plugin reads its default (the host
+    // takes no values for it).
     registerFlag(name, options) {
-      warnApp(`registers the flag \`--${name}\``);
-      flags.set(name, options?.default);
+      const type = options?.type === "string" ? "string" : "boolean";
+      state.flags.set(name, { name, description: String(options?.description ?? ""), type, default: options?.default });
     },
-    getFlag: (name) => flags.get(name),
+    getFlag: (name) => state.flags.get(name)?.default,
     registerMessageRenderer: (type) => warnApp(`registers a renderer for \`${type}\` messages`),
     registerEntryRenderer: (type) => warnApp(`registers a renderer for \`${type}\` entries`),
     registerToolRenderer: () => warnApp("registers a tool renderer"),
@@ -140,19 +190,19 @@ export function createExtension(host) {
     exec,
     events,
     sendMessage,
-    sendUserMessage: unavailable("pi.sendUserMessage", noHistory),
+    sendUserMessage,
     appendEntry: (customType, data) => {
       state.entries.append(customType, data);
     },
     setSessionName: unavailable("pi.setSessionName", noSession),
     getSessionName: () => undefined,
     setLabel: unavailable("pi.setLabel", noSession),
-    getCommands: () => [],
+    getCommands: () => [...state.commands.values()].map(({ name, description }) => ({ name, description, source: "extension" })),
     // The host does not show its tool set: a plugin sees only its own
-    // tools, which the host offers on every run (active).
-    getActiveTools: () => [...state.tools.keys()],
+    // tools, those it has not made inactive.
+    getActiveTools: () => [...state.tools.keys()].filter((name) => !state.inactive.has(name)),
     getAllTools: () => [],
-    setActiveTools: unavailable("pi.setActiveTools", "the host decides which tools a run has"),
+    setActiveTools,
     setModel: unavailable("pi.setModel", "the host decides the model"),
     getThinkingLevel: unavailable("pi.getThinkingLevel", "the host decides the model's settings"),
     setThinkingLevel: unavailable("pi.setThinkingLevel", "the host decides the model's settings"),

@@ -27,7 +27,7 @@ function preparesArguments(tool) {
 
 function toolHooks(state, makeCtx, hooks) {
   hooks.tools = () =>
-    [...state.tools.values()].map((tool) => ({
+    [...state.tools.values()].filter((tool) => !state.inactive.has(tool.name)).map((tool) => ({
       name: tool.name,
       description: tool.description ?? "",
       parameters: parametersOf(tool),
@@ -182,6 +182,16 @@ export function buildHooks(state, makeCtx) {
   };
 
   if (state.tools.size > 0) toolHooks(state, makeCtx, hooks);
+  if (state.commands.size > 0) {
+    // A `/name` command the app's user runs: its handler gets the rest of
+    // the line and pi's command `ctx`.
+    hooks.command = async (args, call) => {
+      const command = state.commands.get(args.name);
+      if (command === undefined) throw new Error(`no command named \`/${args.name}\``);
+      await command.handler(args.args, makeCtx(call, { command: true }));
+      return null;
+    };
+  }
   if (has("tool_call")) hooks.before_tool = toolCallHook(state, makeCtx);
   if (has("tool_result")) hooks.after_tool = toolResultHook(state, makeCtx);
   if (has("input")) hooks.on_input = inputHook(state, makeCtx);

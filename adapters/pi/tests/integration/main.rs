@@ -8,6 +8,8 @@ mod package;
 mod support;
 
 mod pi_adapter;
+mod pi_app;
+mod pi_corpus;
 mod pi_examples;
 mod pi_exec;
 mod pi_fetch;

@@ -4,8 +4,8 @@
 //! on first use, into the target dir). Pins:
 //! - `yohost check` gives every one of the package's 78 examples exactly
 //!   its verdict (the table `VERDICTS`): loaded with its hooks and tools,
-//!   or refused with its reason; at least 60 load, and the 14 refused by
-//!   design name the event or method, even when an import is also missing;
+//!   or refused with its reason; the 4 refused by design name the event or
+//!   method, even when an import is also missing;
 //! - permission-gate.ts, protected-paths.ts, hello.ts, input-transform.ts,
 //!   todo.ts, structured-output.ts, prompt-customizer.ts and
 //!   system-prompt-header.ts work through a real agent;
@@ -33,7 +33,8 @@
 //!   model's follow-up request;
 //! - `prepareArguments` runs before the schema check; a `spawnHook`'s `env`
 //!   reaches the process, and the hook is shown only granted variables;
-//! - a call the host cannot honour (`pi.sendUserMessage`) fails its hook closed;
+//! - a call the host cannot honour (`pi.sendMessage` that triggers a turn)
+//!   fails its hook closed;
 //! - a name pi no longer exports is `undefined` where it is imported, as
 //!   pi's loader has it, on the embedded engine and on Node: the extension
 //!   loads, says so in a warning, and a call of it fails that call;
@@ -51,8 +52,9 @@
 //! - the former `@mariozechner/*` names and `typebox` work, and tool
 //!   parameters become plain JSON Schema;
 //! - `context` handlers and `registerProvider` refuse the extension, naming
-//!   them; shortcuts, flags and widgets set at load are reported as
-//!   warnings; pi-tui components load and render nothing.
+//!   them; shortcuts and widgets set at load are reported as warnings,
+//!   commands and flags are offered (`check` lists them); pi-tui
+//!   components load and render nothing.
 
 use crate::support;
 
@@ -97,89 +99,93 @@ use Verdict::{Loaded, Refused};
 const VERDICTS: &[(&str, Verdict)] = &[
     ("auto-commit-on-exit", Loaded(&[], &[])),
     ("bash-spawn-hook", Loaded(&["tools", "call_tool"], &["bash"])),
-    ("bookmark", Loaded(&[], &[])),
+    ("bookmark", Loaded(&["command"], &[])),
     ("border-status-editor", Loaded(&["on_event", "finish"], &[])),
     ("built-in-tool-renderer", Loaded(&["tools", "call_tool"], &["read", "bash", "edit", "write"])),
     ("claude-rules", Loaded(&["before_model", "finish"], &[])),
-    ("commands", Loaded(&[], &[])),
+    ("commands", Loaded(&["command"], &[])),
     ("confirm-destructive", Loaded(&[], &[])),
     ("custom-compaction", Loaded(&[], &[])),
-    ("custom-footer", Loaded(&[], &[])),
-    ("custom-header", Loaded(&[], &[])),
+    ("custom-footer", Loaded(&["command"], &[])),
+    ("custom-header", Loaded(&["command"], &[])),
     ("custom-provider-anthropic", Refused("calls `pi.registerProvider")),
     ("custom-provider-gitlab-duo", Refused("calls `pi.registerProvider")),
-    ("debug-provider", Refused("listens for `message_end`")),
+    // Its `message_end` handler is left out: its command and observers
+    // stand alone.
+    ("debug-provider", Loaded(&["on_event", "finish", "command"], &[])),
     ("dirty-repo-guard", Loaded(&[], &[])),
-    // It needs `node:zlib`, so it runs on Node, where its command is all it
-    // registers.
-    ("doom-overlay", Loaded(&[], &[])),
+    // It needs `node:zlib`, so it runs on Node, where it registers its
+    // command.
+    ("doom-overlay", Loaded(&["command"], &[])),
     ("dynamic-resources", Loaded(&[], &[])),
-    ("dynamic-tools", Loaded(&["tools", "call_tool"], &["echo_session"])),
-    ("entry-renderer", Loaded(&[], &[])),
-    ("event-bus", Loaded(&[], &[])),
+    ("dynamic-tools", Loaded(&["tools", "call_tool", "command"], &["echo_session"])),
+    ("entry-renderer", Loaded(&["command"], &[])),
+    ("event-bus", Loaded(&["command"], &[])),
     ("file-trigger", Refused("EACCES: permission denied, watch '/tmp/agent-trigger.txt' (node:fs: reading /tmp/agent-trigger.txt is not granted")),
     ("git-checkpoint", Loaded(&["after_tool", "on_event", "finish"], &[])),
     ("git-merge-and-resolve", Loaded(&["on_event", "finish"], &[])),
     ("github-issue-autocomplete", Refused("exec: `git remote -v` would be denied: the plugin's plugin.toml does not grant `capabilities.exec = true`")),
     ("gondolin", Refused("the package `@earendil-works/gondolin` is not installed")),
-    ("handoff", Loaded(&[], &[])),
+    ("handoff", Loaded(&["command"], &[])),
     ("hello", Loaded(&["tools", "call_tool"], &["hello"])),
-    ("hidden-thinking-label", Loaded(&[], &[])),
+    ("hidden-thinking-label", Loaded(&["command"], &[])),
     ("inline-bash", Loaded(&["on_input"], &[])),
     ("input-transform", Loaded(&["on_input"], &[])),
     ("input-transform-streaming", Loaded(&["on_input"], &[])),
     ("interactive-shell", Loaded(&[], &[])),
     ("jev-router", Refused("calls `pi.registerVirtualModel")),
     ("mac-system-theme", Loaded(&[], &[])),
-    ("message-renderer", Loaded(&[], &[])),
+    ("message-renderer", Loaded(&["command"], &[])),
     ("minimal-mode", Loaded(&["tools", "call_tool"], &["read", "bash", "write", "edit", "find", "grep", "ls"])),
     ("modal-editor", Loaded(&[], &[])),
     ("model-status", Loaded(&[], &[])),
     ("notify", Loaded(&[], &[])),
-    ("overlay-qa-tests", Loaded(&[], &[])),
-    ("overlay-test", Loaded(&[], &[])),
+    ("overlay-qa-tests", Loaded(&["command"], &[])),
+    ("overlay-test", Loaded(&["command"], &[])),
     ("permission-gate", Loaded(&["before_tool"], &[])),
-    ("pirate", Loaded(&["before_model", "finish"], &[])),
-    ("plan-mode", Refused("listens for `context`")),
-    ("preset", Loaded(&["before_model", "on_event", "finish"], &[])),
+    ("pirate", Loaded(&["before_model", "finish", "command"], &[])),
+    // Its `context` handler is left out: its gate, note and commands
+    // stand alone.
+    ("plan-mode", Loaded(&["before_tool", "before_model", "on_event", "finish", "command"], &[])),
+    ("preset", Loaded(&["before_model", "on_event", "finish", "command"], &[])),
     ("project-trust", Loaded(&[], &[])),
     ("prompt-customizer", Loaded(&["before_model", "finish"], &[])),
     ("protected-paths", Loaded(&["before_tool"], &[])),
     ("provider-payload", Refused("listens for `before_provider_request`")),
-    ("qna", Loaded(&[], &[])),
+    ("qna", Loaded(&["command"], &[])),
     ("question", Loaded(&["tools", "call_tool"], &["question"])),
     ("questionnaire", Loaded(&["tools", "call_tool"], &["questionnaire"])),
     ("rainbow-editor", Loaded(&[], &[])),
-    ("reload-runtime", Loaded(&["tools", "call_tool"], &["reload_runtime"])),
-    ("rpc-demo", Loaded(&["before_tool", "on_event", "finish"], &[])),
-    ("send-user-message", Loaded(&[], &[])),
-    ("session-name", Loaded(&[], &[])),
-    ("shutdown-command", Loaded(&["tools", "call_tool"], &["finish_and_exit", "deploy_and_exit"])),
-    ("snake", Loaded(&[], &[])),
-    ("space-invaders", Loaded(&[], &[])),
+    ("reload-runtime", Loaded(&["tools", "call_tool", "command"], &["reload_runtime"])),
+    ("rpc-demo", Loaded(&["before_tool", "on_event", "finish", "command"], &[])),
+    ("send-user-message", Loaded(&["command"], &[])),
+    ("session-name", Loaded(&["command"], &[])),
+    ("shutdown-command", Loaded(&["tools", "call_tool", "command"], &["finish_and_exit", "deploy_and_exit"])),
+    ("snake", Loaded(&["command"], &[])),
+    ("space-invaders", Loaded(&["command"], &[])),
     ("ssh", Loaded(&["tools", "call_tool", "before_model", "finish"], &["read", "write", "edit", "bash"])),
     ("status-line", Loaded(&["on_event", "finish"], &[])),
     ("structured-output", Loaded(&["tools", "call_tool"], &["structured_output"])),
     ("subagent", Loaded(&["tools", "call_tool", "after_tool"], &["subagent"])),
-    ("summarize", Loaded(&[], &[])),
+    ("summarize", Loaded(&["command"], &[])),
     ("system-prompt-header", Loaded(&["on_event", "finish"], &[])),
-    ("tic-tac-toe", Loaded(&["tools", "call_tool", "before_model", "finish"], &["tic_tac_toe", "tic_tac_toe_see_board"])),
-    ("timed-confirm", Loaded(&[], &[])),
+    ("tic-tac-toe", Loaded(&["tools", "call_tool", "before_model", "finish", "command"], &["tic_tac_toe", "tic_tac_toe_see_board"])),
+    ("timed-confirm", Loaded(&["command"], &[])),
     ("titlebar-spinner", Loaded(&["on_event", "finish"], &[])),
-    ("todo", Loaded(&["tools", "call_tool"], &["todo"])),
-    ("tool-override", Loaded(&["tools", "call_tool"], &["read"])),
-    ("tools", Loaded(&[], &[])),
-    ("trigger-compact", Loaded(&["on_event", "finish"], &[])),
+    ("todo", Loaded(&["tools", "call_tool", "command"], &["todo"])),
+    ("tool-override", Loaded(&["tools", "call_tool", "command"], &["read"])),
+    ("tools", Loaded(&["command"], &[])),
+    ("trigger-compact", Loaded(&["on_event", "finish", "command"], &[])),
     ("truncated-tool", Loaded(&["tools", "call_tool"], &["rg"])),
     ("widget-placement", Loaded(&[], &[])),
     ("with-deps", Loaded(&["tools", "call_tool"], &["parse_duration"])),
-    ("working-indicator", Loaded(&[], &[])),
+    ("working-indicator", Loaded(&["command"], &[])),
     ("working-message-test", Loaded(&[], &[])),
 ];
 
 /// The examples refused by design: they would rewrite history or the
 /// request, and their reason names the event or method.
-const BY_DESIGN: usize = 6;
+const BY_DESIGN: usize = 4;
 
 #[test]
 fn every_example_gets_exactly_its_verdict() {
@@ -234,9 +240,10 @@ fn examples_get_their_warnings() {
     let warnings = |name: &str| checked(&doc, name)["warnings"].clone();
     assert_eq!(warnings("permission-gate"), json!([]));
     assert_eq!(warnings("hello"), json!([]));
+    assert_eq!(warnings("pirate"), json!([]));
     assert_eq!(
-        warnings("pirate"),
-        json!(["registers the command `/pirate`, which belongs to an app: the host ignores it"])
+        checked(&doc, "pirate")["commands"],
+        json!([{"name": "pirate", "description": "Toggle pirate mode (agent speaks like a pirate)"}])
     );
     let never_called =
         json!("it implements no hooks and offers no tools, so the host will never call it");
@@ -620,7 +627,7 @@ async fn a_call_the_host_cannot_honour_fails_its_hook_closed() {
         r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 export default function (pi: ExtensionAPI) {
   pi.on("tool_call", () => {
-    pi.sendUserMessage("hi");
+    pi.sendMessage({ customType: "note", content: "hi", display: true }, { triggerTurn: true });
   });
 }"#,
     );
@@ -639,7 +646,7 @@ export default function (pi: ExtensionAPI) {
             .any(|l| l["fields"]["message"]
                 .as_str()
                 .unwrap()
-                .contains("pi.sendUserMessage is not supported by yohost")),
+                .contains("pi.sendMessage with `triggerTurn` is not supported by yohost")),
         "the detail is logged: {:?}",
         logs.lines()
     );
@@ -808,10 +815,10 @@ export default function (pi) { pi.registerMessageRenderer("x", () => new Text(""
         appish["warnings"],
         json!([
             "registers the shortcut `ctrl+x`, which belongs to an app: the host ignores it",
-            "registers the flag `--plan`, which belongs to an app: the host ignores it",
             "sets a UI widget, which belongs to an app: the host ignores it",
         ])
     );
+    assert_eq!(appish["flags"][0]["name"], "plan", "{appish}");
     // pi-tui's components construct and render nothing.
     let tui = find("tui");
     assert_eq!(tui["status"], "loaded", "{tui}");
@@ -1694,7 +1701,8 @@ export default function (pi: ExtensionAPI) {
     write(
         dir.path(),
         "bundle/compact.ts",
-        r#"export default function (pi) { pi.on("context", (event) => ({ messages: [] })); }"#,
+        r#"import { compact } from "a-package-not-installed";
+export default function (pi) { pi.on("input", () => compact()); }"#,
     );
     write(
         dir.path(),
@@ -1720,7 +1728,7 @@ export default function (pi: ExtensionAPI) {
         bundle
             .warnings
             .iter()
-            .any(|w| w.starts_with("left out compact.ts:") && w.contains("listens for `context`")),
+            .any(|w| w.starts_with("left out compact.ts:") && w.contains("a-package-not-installed")),
         "{bundle:?}"
     );
     let rewriter = reported(&report, "rewriter");
@@ -1736,6 +1744,64 @@ export default function (pi: ExtensionAPI) {
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "search").await);
     assert_eq!(results[0].1, "found", "{results:?}");
+}
+
+/// A search tool whose `context` handler drops its own messages, and a web
+/// search beside a provider: each loads without what would rewrite the
+/// request, said in a warning, and its tool works; required, it is refused
+/// whole.
+#[tokio::test]
+async fn an_extension_loads_without_a_refused_handler_when_the_rest_stands_alone() {
+    const SEARCH: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.on("context", (event) => ({ messages: event.messages.filter((m) => m.customType !== "search") }));
+  pi.registerProvider("proxy", { baseUrl: "http://127.0.0.1:9", models: [] });
+  pi.registerTool({
+    name: "search",
+    description: "searches",
+    parameters: { type: "object", properties: {} },
+    async execute() { return { content: [{ type: "text", text: "found" }] }; },
+  });
+}"#;
+    let dir = plugin_dir();
+    write(dir.path(), "search.ts", SEARCH);
+    write(
+        dir.path(),
+        "rewriter.ts",
+        r#"export default function (pi) { pi.on("context", () => ({ messages: [] })); }"#,
+    );
+    let host = open(dir.path()).unwrap();
+    let report = host.report().await;
+    let search = reported(&report, "search");
+    assert_eq!(search.status, yohost::Status::Loaded, "{search:?}");
+    assert_eq!(search.tools, ["search"]);
+    assert_eq!(
+        search.warnings,
+        [
+            "left out its `context` handler: it rewrites the messages sent to the model, which the host never lets a plugin do",
+            "left out its call `pi.registerProvider(\"proxy\")`, which would change the model provider",
+        ]
+    );
+    let required = plugin_dir();
+    write(required.path(), "strict/index.ts", SEARCH);
+    write(
+        required.path(),
+        "strict/plugin.toml",
+        "mode = \"required\"\n",
+    );
+    let refused = open(required.path()).unwrap().refused();
+    let reason = refused[0].reason.to_string();
+    assert!(
+        reason.contains("listens for `context`") && reason.contains("pi.registerProvider"),
+        "{reason}"
+    );
+    let rewriter = reported(&report, "rewriter");
+    assert_eq!(rewriter.status, yohost::Status::Refused, "{rewriter:?}");
+    let (agent, requests) = scripted(vec![call("search", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let results = tool_results(&run(&mut agent, "search").await);
+    assert_eq!(results[0].1, "found", "{results:?}");
+    assert_eq!(requests.lock().unwrap().len(), 2, "both requests went out");
 }
 
 #[tokio::test]

@@ -1,8 +1,9 @@
 //! Published pi packages that need all of Node, through a host with both pi
 //! entries (embedded and Node) registered, as the `yohost` command has:
-//! `pi-subagents` is refused by design, naming the event it listens for
-//! (`before_provider_request`), and is not routed to Node, though what
-//! stops its load first is a module its code imports while it loads;
+//! `pi-subagents` goes to Node, which it needs, though its source has a
+//! handler refused by design (`before_provider_request`, left out there when
+//! the rest stands alone), and is refused until its manifest grants `exec`,
+//! which it uses at start-up, the denial naming the grant;
 //! `pi-prompt-template-model`, whose `session_before_compact` handler the
 //! host reports (it never emits that event), loads on Node, which it needs;
 //! `pi-web-access` is routed to
@@ -24,7 +25,7 @@ use crate::support;
 
 use crate::package;
 
-use package::{link_copy, npm_install, open_with_node};
+use package::{link_copy, npm_install, open_with_node, PiPeers};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -65,7 +66,7 @@ fn packages() -> &'static Path {
             npm_install(
                 &dir.join(name),
                 spec,
-                true,
+                PiPeers::Pinned,
                 "run .ci/run, or set YOHOST_PI_NODE_PACKAGES to a folder of installed copies",
             );
         }
@@ -73,18 +74,20 @@ fn packages() -> &'static Path {
     })
 }
 
+/// A package that needs Node goes there even when its source has a handler
+/// refused by design (the shape there leaves it out when the rest stands
+/// alone); pi-subagents then needs `exec` at start-up, and the denial names
+/// the grant. A handler of an event the host never emits is reported, not
+/// refused.
 #[tokio::test]
-async fn refused_by_design_packages_name_their_events_and_are_not_routed() {
+async fn packages_that_need_node_go_there_and_say_what_they_need() {
     needs_node!();
-    let refused = [("pi-subagents", "before_provider_request")];
     let dir = plugin_dir();
     for name in ["pi-subagents", "pi-prompt-template-model"] {
         std::os::unix::fs::symlink(packages().join(name), dir.path().join(name)).unwrap();
     }
     let host = open_with_node(dir.path());
     let report = host.report().await;
-    // A handler of an event the host never emits is reported, not refused:
-    // the package loads on Node, which it needs.
     let templates = reported(&report, "pi-prompt-template-model");
     assert_eq!(templates.status, Status::Loaded, "{templates:?}");
     assert_eq!(templates.engine.as_deref(), Some("node"), "{templates:?}");
@@ -93,16 +96,14 @@ async fn refused_by_design_packages_name_their_events_and_are_not_routed() {
             .contains("listens for `session_before_compact`, which the host never emits")),
         "{templates:?}"
     );
-    for (name, event) in refused {
-        let entry = reported(&report, name);
-        assert_eq!(entry.status, Status::Refused, "{report:?}");
-        let reason = entry.reason.clone().unwrap_or_default();
-        assert!(
-            reason.contains(&format!("listens for `{event}`")),
-            "{name}: {reason}"
-        );
-        assert!(!reason.contains("installing Node"), "{name}: {reason}");
-    }
+    let subagents = reported(&report, "pi-subagents");
+    assert_eq!(subagents.status, Status::Refused, "{subagents:?}");
+    assert_eq!(subagents.engine.as_deref(), Some("node"), "{subagents:?}");
+    let reason = subagents.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("starting a process (grant `exec = true`"),
+        "{reason}"
+    );
 }
 
 /// `pi-web-access` needs Node (`node:net`, `node:http`, …), so it is routed

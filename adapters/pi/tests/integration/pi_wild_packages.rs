@@ -21,7 +21,7 @@ use crate::support;
 
 use crate::package;
 
-use package::{link_copy, npm_install, open_with_node};
+use package::{link_copy, npm_install, open_with_node, PiPeers};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -67,7 +67,13 @@ const CORPUS: [(&str, Verdict); 15] = [
         "@tintinweb/pi-subagents@0.14.1",
         Verdict::ByDesign("createCodingTools is not supported by yohost: it is part of pi's app"),
     ),
-    ("context-mode@1.0.169", Verdict::ByDesign("listens for `context`")),
+    // Refused until granted (the sandbox, by design): on Node, which it
+    // needs, it makes its sessions folder under `~/.pi` at start-up, and the
+    // denial names the grant; its `context` handler would be left out.
+    (
+        "context-mode@1.0.169",
+        Verdict::ByDesign(".pi/context-mode/sessions"),
+    ),
     (
         "pi-bash-confirm@3.3.2",
         Verdict::Effective {
@@ -126,8 +132,10 @@ const CORPUS: [(&str, Verdict); 15] = [
     ),
     (
         "@juicesharp/rpiv-workflow@2.11.0",
+        // Its files imported with `import()` use `openSync` and `readSync`,
+        // which only Node's `node:fs` has.
         Verdict::Effective {
-            engine: "js",
+            engine: "node",
             exercised: "`before_agent_start` adds its documentation note",
         },
     ),
@@ -182,7 +190,7 @@ fn packages() -> &'static Path {
             npm_install(
                 &dir.join(name_of(spec)),
                 spec,
-                false,
+                PiPeers::Resolved,
                 "run .ci/run, or set YOHOST_PI_WILD_PACKAGES to a folder of installed copies",
             );
         }
@@ -376,9 +384,18 @@ async fn every_package_has_its_pinned_verdict() {
     );
 
     // pi-chrome offers no tool and adds nothing to the request until its
-    // command registers its tools; the others' notes are there.
+    // command (offered to an app's user) registers its tools; the others'
+    // notes are there.
     let chrome = reported(&report, "pi-chrome");
-    assert_eq!(chrome.hooks, ["before_model", "finish"], "{chrome:?}");
+    assert_eq!(
+        chrome.hooks,
+        ["before_model", "finish", "command"],
+        "{chrome:?}"
+    );
+    assert!(
+        chrome.app.commands.iter().any(|c| c.name == "chrome"),
+        "{chrome:?}"
+    );
     let (agent, requests) = scripted(vec![text("done")]);
     let mut agent = agent.with_extension(host.extension());
     let events = run(&mut agent, "go").await;
@@ -528,14 +545,20 @@ async fn rpiv_todo_creates_updates_and_lists_tasks() {
 }
 
 /// rpiv-ask-user-question, with no UI to ask in, answers its
-/// non-interactive error (pi would also strip the tool from the active set
-/// at `before_agent_start`; the host decides a run's tools, so that call
-/// fails by name and the tool stays offered).
+/// non-interactive error; and, as in pi, it takes its tool out of the
+/// active set at `before_agent_start` (`pi.setActiveTools` over its own
+/// tools), so the next run does not offer it.
 #[tokio::test(flavor = "current_thread")]
 async fn rpiv_ask_user_question_answers_that_there_is_no_ui() {
     needs_node!();
-    let (logs, _guard) = capture_logs();
     let (host, _dir) = host_with("@juicesharp/rpiv-ask-user-question").await;
+    let offered = |report: &[yohost::PluginReport]| {
+        let plugin = report
+            .iter()
+            .find(|p| p.name.contains("rpiv-ask-user-question"));
+        plugin.map(|p| p.tools.clone()).unwrap_or_default()
+    };
+    assert_eq!(offered(&host.report().await), ["ask_user_question"]);
     let question = json!({"questions": [{
         "question": "Which one?",
         "header": "Pick",
@@ -550,10 +573,9 @@ async fn rpiv_ask_user_question_answers_that_there_is_no_ui() {
             false
         )]
     );
-    let logged = format!("{:?}", logs.lines());
     assert!(
-        logged.contains("pi.setActiveTools is not supported by yohost"),
-        "{logged}"
+        offered(&host.report().await).is_empty(),
+        "taken out of the active set with no UI"
     );
 }
 

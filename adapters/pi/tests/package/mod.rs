@@ -38,6 +38,7 @@ pub async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> H
     let limits = CallLimits {
         deadline: Instant::now() + Duration::from_secs(5),
         cancel: CancellationToken::new(),
+        ui: None,
     };
     let call = call(run);
     let reply = opened.call(call.clone(), limits).await.unwrap();
@@ -63,26 +64,35 @@ pub fn link_copy(from: &Path, to: &Path) -> std::io::Result<()> {
     }
 }
 
+/// What becomes of a package's peers on pi's packages when it is installed.
+pub enum PiPeers {
+    /// Pinned to the pi the adapter follows.
+    Pinned,
+    /// As npm resolves them.
+    Resolved,
+    /// Dropped, with TypeBox's: pi and the adapter serve them whatever
+    /// `node_modules` holds, and each would install all of pi again.
+    Dropped,
+}
+
 /// Install the published package `spec` (`NAME@VERSION`) into `folder`
 /// as a user installs it, once (an install leaves `package-lock.json`):
 /// unpacked, its `devDependencies` dropped (they name unpublished
-/// packages), then `npm install --omit=dev --ignore-scripts`. With
-/// `pin_pi_peers`, its peers on pi's packages are pinned to the pi the
-/// adapter follows; else npm resolves them. `hint` says what to do when
-/// npm fails.
-pub fn npm_install(folder: &Path, spec: &str, pin_pi_peers: bool, hint: &str) {
+/// packages), its peers on pi's packages as `peers` says, then `npm install
+/// --omit=dev --ignore-scripts`. `hint` says what to do when npm fails.
+pub fn npm_install(folder: &Path, spec: &str, peers: PiPeers, hint: &str) {
     if folder.join("package-lock.json").is_file() {
         return;
     }
     let _ = std::fs::remove_dir_all(folder);
     std::fs::create_dir_all(folder).unwrap();
-    let pin = if pin_pi_peers {
-        format!(
+    let pin = match peers {
+        PiPeers::Pinned => format!(
             "for (const k of Object.keys(p.peerDependencies ?? {{}})) if (k.startsWith(\"@earendil-works/\")) p.peerDependencies[k] = \"{}\";",
             yohost_adapter_pi::PI_VERSION
-        )
-    } else {
-        String::new()
+        ),
+        PiPeers::Resolved => String::new(),
+        PiPeers::Dropped => "for (const k of Object.keys(p.peerDependencies ?? {})) if (/^@(earendil-works|mariozechner)\\/pi-|^(@sinclair\\/)?typebox$/.test(k)) delete p.peerDependencies[k];".to_string(),
     };
     let installed = std::process::Command::new("sh")
         .arg("-c")

@@ -141,8 +141,9 @@
     // `host.done` or `host.fail`, now or after the promise settles.
     // `ctx.signal` aborts when the host gives up on the call (its run was
     // cancelled, or its deadline passed).
-    call(callId, hook, argsJson, runId) {
-      calls.call(callId, hook, JSON.parse(argsJson), runId);
+    // `asks`: the call may ask the app's user (`ctx.ui`).
+    call(callId, hook, argsJson, runId, asks) {
+      calls.call(callId, hook, JSON.parse(argsJson), runId, asks ? (request) => ask(callId, JSON.stringify(request)) : null);
     },
     // The host gave up on call `callId`: abort its `ctx.signal` with an
     // error named `name` ("AbortError" or "TimeoutError").
@@ -178,5 +179,8 @@
     },
     describe,
   };
+  // A request to the app's user, answered off the engine thread (the
+  // person takes their time).
+  const ask = driver.later(host.ask);
   return driver;
 })

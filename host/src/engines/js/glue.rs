@@ -13,7 +13,7 @@ use crate::call::plugin::Plugin;
 use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
 use crate::load::grants::Grants;
-use crate::load::loaded::Loaded;
+use crate::load::loaded::{AppSurface, Loaded};
 use crate::load::manifest::Capabilities;
 use crate::model::names::closest;
 use crate::model::Confinement;
@@ -77,6 +77,9 @@ pub struct Shaped {
     /// Whether the shape gave an `unload`, which runs when it is dropped.
     #[serde(default)]
     pub unloads: bool,
+    /// The commands and flags it offers an app's user.
+    #[serde(default)]
+    pub app: AppSurface,
 }
 
 /// An event or hook name a plugin used that its flavor does not know, as
@@ -153,6 +156,7 @@ impl Shaped {
         loaded.warnings = all;
         loaded.unknown_names = unknown_names;
         loaded.unloads = self.unloads;
+        loaded.app = self.app;
         loaded.processes = processes;
         Ok(loaded)
     }

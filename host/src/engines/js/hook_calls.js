@@ -18,6 +18,12 @@
  */
 
 /**
+ * What a call asks the app's user through, when the host gives it a user
+ * interface.
+ * @typedef {(request: UiRequest) => Promise<unknown>} Asking
+ */
+
+/**
  * What the host reads of a shape's result (`Ready`).
  * @param {Shaped} shaped
  * @returns {Ready}
@@ -29,6 +35,27 @@ function readyOf(shaped) {
     warnings: Array.isArray(shaped.warnings) ? shaped.warnings.map(String) : [],
     unknown: Array.isArray(shaped.unknown) ? shaped.unknown : [],
     unloads: typeof shaped.unload === "function",
+    app: appOf(shaped.app),
+  };
+}
+
+/**
+ * The commands and flags a shape gave, as the host reads them: names as
+ * strings, descriptions as text, anything else left out.
+ * @param {unknown} app
+ * @returns {AppSurface}
+ */
+function appOf(app) {
+  const given = /** @type {{commands?: unknown, flags?: unknown}} */ (app ?? {});
+  const list = (/** @type {unknown} */ items) => (Array.isArray(items) ? items : []).filter((item) => typeof item?.name === "string");
+  return {
+    commands: list(given.commands).map((c) => ({ name: c.name, description: String(c.description ?? "") })),
+    flags: list(given.flags).map((f) => ({
+      name: f.name,
+      description: String(f.description ?? ""),
+      type: f.type === "string" ? "string" : "boolean",
+      default: f.default ?? null,
+    })),
   };
 }
 
@@ -131,8 +158,9 @@ function hookCalls(sink) {
      * @param {string} hook
      * @param {unknown} args
      * @param {string} runId
+     * @param {Asking | null} ask The app's user interface, if any (`ctx.ui`).
      */
-    call(callId, hook, args, runId) {
+    call(callId, hook, args, runId, ask) {
       /** @type {{controller: AbortController | null, aborted: Error | null, log: PluginLog | null}} */
       const call = { controller: null, aborted: null, log: null };
       open.set(callId, call);
@@ -151,6 +179,7 @@ function hookCalls(sink) {
           }
           return call.controller.signal;
         },
+        ...(ask !== null && { ui: ask }),
       });
       sink.within(callId, runId, () => {
         let result;

@@ -140,6 +140,11 @@ interface DriverHost {
   log(callId: number | null, runId: string | null, level: LogLevel, message: string): void;
   /** Fire the driver's `fire(timerId)` in `ms`. */
   timer(timerId: number, ms: number): void;
+  /**
+   * Ask the app's user for call `callId` (`UiRequest` as JSON): starts the
+   * work and replies `{"ok": id}` or `{"error": message}` (see `later`).
+   */
+  ask(callId: number, requestJson: string): string;
 }
 
 /** A plugin's logger: `ctx.log`. */
@@ -157,7 +162,21 @@ interface HookContext {
   readonly env: Readonly<Record<string, string>>;
   readonly pluginDir: string;
   readonly signal: AbortSignal;
+  /**
+   * Ask the app's user, when the host gives the call a user interface
+   * (`crate::call::ui`); absent when it is headless.
+   */
+  readonly ui?: (request: UiRequest) => Promise<unknown>;
 }
+
+/** A request to the app's user (`crate::call::ui`'s `Request`). */
+type UiRequest =
+  | { kind: "confirm"; title: string; message: string }
+  | { kind: "select"; title: string; options: string[] }
+  | { kind: "input"; title: string; placeholder?: string }
+  | { kind: "editor"; title: string; prefill?: string }
+  | { kind: "notify"; message: string; level: "info" | "warning" | "error" }
+  | { kind: "send_user_message"; text: string };
 
 /** A hook as a flavor's shape makes it. */
 type Hook = (args: any, ctx: HookContext) => unknown;
@@ -178,6 +197,8 @@ interface Shaped {
   warnings?: unknown;
   unknown?: unknown;
   unload?: unknown;
+  /** Its commands and flags (`AppSurface`). */
+  app?: unknown;
 }
 
 /** A flavor's shape: the plugin's module namespace and settings to hooks. */
@@ -190,13 +211,20 @@ interface Ready {
   warnings: string[];
   unknown: UnknownName[];
   unloads: boolean;
+  app: AppSurface;
+}
+
+/** What a plugin offers an app's user (`loaded::AppSurface`). */
+interface AppSurface {
+  commands: { name: string; description: string }[];
+  flags: { name: string; description: string; type: string; default: unknown }[];
 }
 
 /** The driver's functions, which the embedded engine calls (`driver.js`). */
 interface Driver {
   install(shape: Shape, namespace: object, settingsJson: string, envJson: string, dir: string): Promise<string>;
   unload(): Promise<void>;
-  call(callId: number, hook: string, argsJson: string, runId: string): void;
+  call(callId: number, hook: string, argsJson: string, runId: string, asks: boolean): void;
   abort(callId: number, name: "AbortError" | "TimeoutError", message: string): void;
   fire(timerId: number): void;
   later<A extends unknown[]>(start: (...args: A) => string): (...args: A) => Promise<any>;
@@ -242,13 +270,15 @@ interface NodeInit {
 /** The host's other messages to Node's bootstrap (`protocol::ToNode`). */
 type ToNode =
   | NodeInit
-  | { t: "call"; id: number; hook: string; args: unknown; run_id: string }
+  | { t: "call"; id: number; hook: string; args: unknown; run_id: string; asks: boolean }
   | { t: "abort"; id: number; name: "AbortError" | "TimeoutError"; message: string }
+  | { t: "answer"; id: number; reply: { ok: unknown } | { error: string } }
   | { t: "source"; id: number; code?: string; error?: string };
 
 /** The bootstrap's messages to the host (`protocol::FromNode`); `done` is written as text. */
 type FromNode =
   | { t: "source"; id: number; path: string }
+  | { t: "ask"; id: number; call: number; request: string }
   | ({ t: "ready" } & Ready)
   | { t: "refused"; message: string }
   | { t: "unloaded" }

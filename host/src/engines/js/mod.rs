@@ -54,6 +54,7 @@
 //! [`load_with`]. The engine knows none of them.
 
 pub(crate) mod commonjs;
+mod commonjs_gather;
 pub(crate) mod crypto;
 pub(crate) mod esm_require;
 pub(crate) mod fetch;

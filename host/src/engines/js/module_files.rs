@@ -3,8 +3,10 @@
 //! TypeScript and Node try), a target confined to the plugin's own paths,
 //! and a source read through a handle on the folder.
 
+use super::flavor::Builtin;
 use super::guard::MAX_SOURCE_BYTES;
 use super::module_set::GatherError;
+use super::packages::PackageError;
 use crate::load::grants::{lexical, Confined, FileError};
 use std::path::{Path, PathBuf};
 
@@ -139,4 +141,19 @@ pub(super) fn confine(
     } else {
         Err(outside_own(own, from, specifier, target))
     }
+}
+
+/// Why the import of `specifier` in `file` refuses the plugin.
+pub(super) fn refused_import(
+    file: &Path,
+    specifier: &str,
+    builtins: &[Builtin],
+    why: &PackageError,
+) -> GatherError {
+    let known: Vec<&str> = builtins.iter().map(|b| b.specifier).collect();
+    GatherError::Refused(format!(
+        "{} imports \"{specifier}\": {why} (a plugin may import its own files with ./, packages installed in its folder's node_modules, and the built-in modules: {})",
+        file.display(),
+        known.join(", ")
+    ))
 }

@@ -10,8 +10,12 @@
 //! (`packages`), which must also lie inside the folder;
 //! anything else refuses the plugin with the import named. CommonJS and
 //! JSON files go through the interop wrapper (`commonjs`).
-//! At run time the engine's resolver serves only what was found here, so a
-//! dynamic `import()` of anything else fails too.
+//! A dynamic `import("./x")` of one of the plugin's own files is gathered
+//! too, leniently: a file it names that is not there, or cannot be read, is
+//! left out, and the import fails when it runs (a `catch` may fall back,
+//! as in Node); one too large for the embedded engine sends the plugin to
+//! Node. At run time the engine's resolver serves only what was found
+//! here, so a dynamic `import()` of anything else fails too.
 //!
 //! What only Node has (a Node built-in outside the flavor's table, or names
 //! a flavor's Node module lacks, or an npm package with a native addon:
@@ -19,11 +23,10 @@
 //! Node ends as `GatherError::NeedsNode`, which the Node routing ([`crate::NodeNeeds`]) sends
 //! to Node. Any other refusal wins over it.
 
-use super::commonjs::{self, Required};
+use super::commonjs;
+use super::commonjs_gather::{gather_commonjs, Found};
 use super::flavor::Served;
-use super::module_files::{
-    confine, in_package, is_own, outside_own, read_source, relative, unreadable,
-};
+use super::module_files::{confine, in_package, read_source, refused_import, relative, unreadable};
 use super::module_set::{module_name, GatherError, ModuleSet};
 use super::node_needs::{bind_missing_to_undefined, check_members, check_names, NativeAddons};
 use super::packages::{Format, PackageError, Packages, Request};
@@ -32,6 +35,14 @@ use crate::load::grants::{Confined, FileError};
 use crate::load::routing::{NodeNeed, NodeNeeds};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+
+/// Whether `file` is JavaScript (as compiled or bundled), not TypeScript.
+fn is_javascript(file: &Path) -> bool {
+    matches!(
+        file.extension().and_then(|e| e.to_str()),
+        Some("js" | "mjs" | "cjs")
+    )
+}
 
 /// A built-in module (defined with the flavors, named here as adapter
 /// crates import it).
@@ -114,18 +125,29 @@ pub(crate) fn gather_with_needs(
     let mut native = NativeAddons::default();
     let mut needs = NodeNeeds::default();
     let mut queue = entries;
+    // The files reached only through a dynamic import: one too large for
+    // the embedded engine sends the plugin to Node, as a package's bundle
+    // does; one that cannot be read is left out, and its import fails when
+    // it runs.
+    let mut dynamic_only: Vec<PathBuf> = Vec::new();
     while let Some(file) = queue.pop() {
         let name = module_name(&base_dir, &file);
         if set.sources.contains_key(&name) {
             continue;
         }
         let source = match read_source(&folder, &base_dir, &file) {
-            // A package's file too large for the embedded engine (a bundle)
-            // loads on Node, which has no such limit.
-            Err(FileError::TooLarge { limit, .. }) if in_package(&base_dir, &file) => {
+            // A bundle too large for the embedded engine (a package's file,
+            // compiled JavaScript, or one only a dynamic import names) loads
+            // on Node, which has no such limit; TypeScript over it is refused.
+            Err(FileError::TooLarge { limit, .. })
+                if in_package(&base_dir, &file)
+                    || is_javascript(&file)
+                    || dynamic_only.contains(&file) =>
+            {
                 needs.add(NodeNeed::Large { file, limit });
                 continue;
             }
+            Err(_) if dynamic_only.contains(&file) => continue,
             read => read.map_err(unreadable)?,
         };
         set.files.insert(name.clone());
@@ -176,6 +198,9 @@ pub(crate) fn gather_with_needs(
                     continue;
                 }
                 let target_name = module_name(&base_dir, &target);
+                if dynamic_only.contains(&file) && !dynamic_only.contains(&target) {
+                    dynamic_only.push(target.clone());
+                }
                 queue.push(target);
                 target_name
             } else if let Some(package) = served.owner(specifier) {
@@ -213,6 +238,26 @@ pub(crate) fn gather_with_needs(
             };
             set.links.insert((name.clone(), specifier.clone()), target);
         }
+        // A dynamic import of one of its own files that is there is served as
+        // a static one is; one that is not fails when it runs, as in Node.
+        for specifier in &module.dynamic {
+            let Ok(target) = relative(&base_dir, &file, specifier) else {
+                continue;
+            };
+            if confine(own, &file, specifier, &target).is_err() {
+                continue;
+            }
+            set.links.insert(
+                (name.clone(), specifier.clone()),
+                module_name(&base_dir, &target),
+            );
+            if !queue.contains(&target)
+                && !set.sources.contains_key(&module_name(&base_dir, &target))
+            {
+                dynamic_only.push(target.clone());
+            }
+            queue.push(target);
+        }
         if let Some(lines) = module.lines {
             set.positions.insert(name.clone(), lines);
         }
@@ -221,142 +266,17 @@ pub(crate) fn gather_with_needs(
     Ok((set, needs))
 }
 
-/// Why the import of `specifier` in `file` refuses the plugin.
-fn refused_import(
-    file: &Path,
-    specifier: &str,
-    builtins: &[Builtin],
-    why: &PackageError,
-) -> GatherError {
-    let known: Vec<&str> = builtins.iter().map(|b| b.specifier).collect();
-    GatherError::Refused(format!(
-        "{} imports \"{specifier}\": {why} (a plugin may import its own files with ./, packages installed in its folder's node_modules, and the built-in modules: {})",
-        file.display(),
-        known.join(", ")
-    ))
-}
-
-/// Where a plugin's modules are found: its folder, its packages and the
-/// flavor's built-ins; and what it needs from Node.
-struct Found<'a> {
-    base_dir: &'a Path,
-    own: &'a [PathBuf],
-    folder: &'a Confined,
-    packages: &'a Packages,
-    served: Served<'a>,
-    native: &'a mut NativeAddons,
-    needs: &'a mut NodeNeeds,
-}
-
-/// Add CommonJS or JSON `file` (module `name`) to `set`: its facade and its
-/// definition, and the built-ins it requires. Returns the files it requires
-/// that must be gathered too.
-fn gather_commonjs(
-    found: &mut Found<'_>,
-    file: &Path,
-    name: &str,
-    source: &str,
-    format: Format,
-    set: &mut ModuleSet,
-) -> Result<Vec<PathBuf>, GatherError> {
-    let mut queue = Vec::new();
-    let (facade, definition, imports) = if format == Format::Json {
-        let definition = commonjs::json_definition(name, source);
-        let facade = commonjs::facade(name, &Default::default());
-        (facade, definition, vec![commonjs::RUNTIME.to_string()])
-    } else {
-        let analysis = commonjs::analyze(file, source).map_err(GatherError::Invalid)?;
-        let mut required = Vec::new();
-        for specifier in &analysis.requires {
-            let target = if let Some(builtin) = found
-                .served
-                .builtins
-                .iter()
-                .find(|b| b.specifier == specifier)
-            {
-                set.sources
-                    .entry(builtin.specifier.to_string())
-                    .or_insert(Cow::Borrowed(builtin.source));
-                Required::Module(builtin.specifier.to_string())
-            } else if let Some(package) = found.served.owner(specifier) {
-                Required::Missing(found.served.not_served(file, specifier, package))
-            } else {
-                match found.packages.resolve(file, specifier, Request::Require) {
-                    Ok(target) if !is_own(found.own, &target) => {
-                        return Err(outside_own(found.own, file, specifier, &target))
-                    }
-                    Ok(target) => match found.native.need(found.base_dir, file, specifier, &target)
-                    {
-                        Some(need) => {
-                            found.needs.add(need);
-                            Required::Missing(format!("'{specifier}' needs Node"))
-                        }
-                        None => {
-                            let module = module_name(found.base_dir, &target);
-                            let is_module = read_source(found.folder, found.base_dir, &target)
-                                .is_ok_and(|text| {
-                                    found.packages.format_of(&target, &text) == Format::Module
-                                });
-                            queue.push(target);
-                            if is_module {
-                                Required::Module(module)
-                            } else {
-                                Required::CommonJs(module)
-                            }
-                        }
-                    },
-                    Err(PackageError::NodeBuiltin(module)) => {
-                        let missing = format!("Cannot find module '{module}'");
-                        found.needs.add(NodeNeed::Builtin {
-                            file: file.to_path_buf(),
-                            module,
-                        });
-                        Required::Missing(missing)
-                    }
-                    Err(
-                        refused @ (PackageError::Outside { .. } | PackageError::Unreadable { .. }),
-                    ) => {
-                        return Err(refused_import(
-                            file,
-                            specifier,
-                            found.served.builtins,
-                            &refused,
-                        ))
-                    }
-                    Err(other) => {
-                        Required::Missing(format!("Cannot find module '{specifier}': {other}"))
-                    }
-                }
-            };
-            required.push((specifier.clone(), target));
-        }
-        let (definition, imports) = commonjs::definition(name, source, &required);
-        (
-            commonjs::facade(name, &analysis.exports),
-            definition,
-            imports,
-        )
-    };
-    let definition_name = commonjs::definition_name(name);
-    for import in imports {
-        set.links
-            .insert((definition_name.clone(), import.clone()), import);
-    }
-    for import in [definition_name.clone(), commonjs::RUNTIME.to_string()] {
-        set.links.insert((name.to_string(), import.clone()), import);
-    }
-    set.sources
-        .entry(commonjs::RUNTIME.to_string())
-        .or_insert(Cow::Borrowed(commonjs::RUNTIME_SOURCE));
-    set.sources.insert(definition_name, Cow::Owned(definition));
-    set.sources.insert(name.to_string(), Cow::Owned(facade));
-    Ok(queue)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::guard::MAX_SOURCE_BYTES;
     use super::*;
+
+    /// Write `text` to `file` under `plugin`, making its folders.
+    fn write_file(plugin: &Path, file: &str, text: &str) {
+        let path = plugin.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
 
     fn own(folder: &Path) -> Vec<PathBuf> {
         vec![folder.canonicalize().unwrap()]
@@ -489,23 +409,75 @@ mod tests {
     }
 
     #[test]
-    fn a_package_file_over_the_source_limit_is_a_need_and_an_own_file_is_refused() {
+    fn dynamic_imports_of_own_files_are_gathered_and_missing_ones_left_to_fail_when_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("p");
+        let big = " ".repeat(MAX_SOURCE_BYTES as usize + 1);
+        for (file, text) in [
+            (
+                "a.ts",
+                "let m; try { m = await import(\"./dist/api.js\"); } catch { m = await import('../src/api.js'); } export default m;",
+            ),
+            ("dist/api.js", "export const api = 1;"),
+            ("b.ts", "export const lazy = () => import(\"./engine.js\");"),
+            ("engine.js", "import \"./chunk.js\";"),
+            ("chunk.js", big.as_str()),
+        ] {
+            write_file(&plugin, file, text);
+        }
+        let set = gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], sdk()).unwrap();
+        assert!(set.sources.contains_key("dist/api.js"), "{:?}", set.links);
+        assert_eq!(
+            set.links
+                .get(&("a.ts".to_string(), "./dist/api.js".to_string())),
+            Some(&"dist/api.js".to_string())
+        );
+        assert!(!set.links.keys().any(|(_, s)| s == "../src/api.js"));
+        let Err(GatherError::NeedsNode(needs)) =
+            gather(&plugin, &own(&plugin), &[plugin.join("b.ts")], sdk())
+        else {
+            panic!("a lazily imported file too large for the embedded engine sends it to Node");
+        };
+        assert!(
+            matches!(needs.0.as_slice(), [NodeNeed::Large { file, .. }] if file.ends_with("chunk.js")),
+            "{needs}"
+        );
+    }
+
+    #[test]
+    fn a_hash_import_follows_the_package_s_own_imports_to_typescript() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("p");
+        for (file, text) in [
+            ("package.json", r##"{"type": "module", "imports": {"#lib/*": "./lib/*"}}"##),
+            ("a.ts", "import { x } from \"#lib/x\"; import { y } from \"#lib/y.js\"; export default x + y;"),
+            ("lib/x.ts", "export const x: number = 1;"),
+            ("lib/y.ts", "export const y: number = 2;"),
+        ] {
+            write_file(&plugin, file, text);
+        }
+        let set = gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], sdk()).unwrap();
+        assert!(set.sources.contains_key("lib/x.ts") && set.sources.contains_key("lib/y.ts"));
+    }
+
+    #[test]
+    fn a_bundle_over_the_source_limit_is_a_need_and_typescript_over_it_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let plugin = dir.path().join("p");
         let big = " ".repeat(MAX_SOURCE_BYTES as usize + 1);
         for (file, text) in [
             ("a.ts", "import \"bundle\";"),
-            ("b.ts", "import \"./own.js\";"),
-            ("own.js", big.as_str()),
+            ("b.ts", "import \"./own.ts\";"),
+            ("own.ts", big.as_str()),
+            ("c.ts", "import \"./dist/bundle.js\";"),
+            ("dist/bundle.js", big.as_str()),
             (
                 "node_modules/bundle/package.json",
                 "{\"main\": \"index.js\"}",
             ),
             ("node_modules/bundle/index.js", big.as_str()),
         ] {
-            let path = plugin.join(file);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
+            write_file(&plugin, file, text);
         }
         let Err(GatherError::NeedsNode(needs)) =
             gather(&plugin, &own(&plugin), &[plugin.join("a.ts")], sdk())
@@ -522,7 +494,16 @@ mod tests {
         else {
             panic!("the plugin's own file over the limit is refused");
         };
-        assert!(why.contains("own.js is over the limit of "), "{why}");
+        assert!(why.contains("own.ts is over the limit of "), "{why}");
+        let Err(GatherError::NeedsNode(needs)) =
+            gather(&plugin, &own(&plugin), &[plugin.join("c.ts")], sdk())
+        else {
+            panic!("its own bundled JavaScript over the limit is a need for Node");
+        };
+        assert!(
+            matches!(needs.0.as_slice(), [NodeNeed::Large { file, .. }] if file.ends_with("dist/bundle.js")),
+            "{needs}"
+        );
     }
 
     #[cfg(unix)]

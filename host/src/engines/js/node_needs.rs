@@ -234,6 +234,7 @@ mod tests {
                 .map(|n| ("@owned/pkg".to_string(), n.to_string()))
                 .collect(),
             members: Vec::new(),
+            dynamic: Vec::new(),
             lines: None,
         };
         let mut source = std::borrow::Cow::Borrowed(STAND_IN.source);

@@ -152,6 +152,10 @@ pub struct Packages {
     /// exports itself only for Node.
     node_import: Resolver,
     require: Resolver,
+    /// A `#name` import, which the plugin's own `package.json` maps
+    /// (`imports`) to its own files: TypeScript ones too, named without
+    /// their extension or as `.js`, as pi's loader (jiti) finds them.
+    own_import: Resolver,
     types: Mutex<HashMap<PathBuf, Option<String>>>,
     /// The reads the resolvers' file system refused ([`Bounded`]).
     refused: Arc<Mutex<Vec<(PathBuf, ReadError)>>>,
@@ -171,18 +175,27 @@ impl Packages {
             symlinks: true,
             ..ResolveOptions::default()
         };
+        let own = |conditions: &[&str]| ResolveOptions {
+            extensions: [".ts", ".mts", ".tsx", ".js", ".mjs", ".cjs", ".json"]
+                .iter()
+                .map(|e| e.to_string())
+                .collect(),
+            extension_alias: vec![(".js".into(), vec![".ts".into(), ".js".into()])],
+            ..options(conditions)
+        };
         let refused: Arc<Mutex<Vec<(PathBuf, ReadError)>>> = Arc::default();
-        let resolver = |conditions: &[&str]| {
+        let resolver = |options: ResolveOptions| {
             let fs = Bounded {
                 refused: Arc::clone(&refused),
             };
-            Resolver::new_with_file_system(fs, options(conditions))
+            Resolver::new_with_file_system(fs, options)
         };
         Self {
             folder: folder.to_path_buf(),
-            import: resolver(&["import", "module", "default"]),
-            node_import: resolver(&["node", "import", "default"]),
-            require: resolver(&["require", "node", "default"]),
+            import: resolver(options(&["import", "module", "default"])),
+            node_import: resolver(options(&["node", "import", "default"])),
+            require: resolver(options(&["require", "node", "default"])),
+            own_import: resolver(own(&["import", "module", "default"])),
             types: Mutex::new(HashMap::new()),
             refused,
         }
@@ -197,6 +210,7 @@ impl Packages {
         request: Request,
     ) -> Result<PathBuf, PackageError> {
         let resolver = match request {
+            _ if specifier.starts_with('#') => &self.own_import,
             Request::Import => &self.import,
             Request::Require => &self.require,
         };

@@ -44,6 +44,11 @@ pub struct Transpiled {
     /// (it is `undefined`, and code may test for it), so these say what the
     /// module may use, not what it must have.
     pub members: Vec<(String, String)>,
+    /// The relative files its dynamic `import("./x")`s name as a string
+    /// literal: gathered when they are there, as a static import's are, and
+    /// left to fail when the code runs when they are not (as in Node, where
+    /// a `catch` may fall back to another file).
+    pub dynamic: Vec<String>,
     /// Where the code's positions are in the source, for TypeScript (whose
     /// code is not the source); `None` for JavaScript, which runs as written.
     pub lines: Option<LineMap>,
@@ -104,11 +109,12 @@ fn transpile_here(file: &Path, source: &str) -> Result<Transpiled, TranspileErro
     } else {
         (source.to_string(), None)
     };
-    let (imports, names, members) = imports_of(&code);
+    let (imports, names, members, dynamic) = imports_of(&code);
     Ok(Transpiled {
         imports,
         names,
         members,
+        dynamic,
         code,
         lines,
     })
@@ -121,12 +127,13 @@ pub fn transpile_embedded(file: &Path, source: &str) -> Result<Transpiled, Trans
     guarded(file, source, || {
         let module = transpile_here(file, source)?;
         let code = super::esm_require::with_require(module.code);
-        let (imports, names, members) = imports_of(&code);
+        let (imports, names, members, dynamic) = imports_of(&code);
         Ok(Transpiled {
             code,
             imports,
             names,
             members,
+            dynamic,
             lines: module.lines,
         })
     })?
@@ -136,12 +143,14 @@ pub fn transpile_embedded(file: &Path, source: &str) -> Result<Transpiled, Trans
 type Taken = (String, String);
 
 /// The specifiers of the static imports of plain JavaScript `code`, the
-/// names taken from them, and the members read from the namespaces
-/// imported ([`Transpiled::members`]).
-fn imports_of(code: &str) -> (Vec<String>, Vec<Taken>, Vec<Taken>) {
+/// names taken from them, the members read from the namespaces imported
+/// ([`Transpiled::members`]), and the files its dynamic imports name
+/// ([`Transpiled::dynamic`]).
+fn imports_of(code: &str) -> (Vec<String>, Vec<Taken>, Vec<Taken>, Vec<String>) {
     let allocator = Allocator::default();
     let parsed = Parser::new(&allocator, code, SourceType::mjs()).parse();
     let members = namespace_members(&parsed.program);
+    let dynamic = dynamic_imports_of(&parsed.module_record, code);
     let record = &parsed.module_record;
     let imported = record.import_entries.iter().filter_map(|e| {
         let name = match &e.import_name {
@@ -170,7 +179,30 @@ fn imports_of(code: &str) -> (Vec<String>, Vec<Taken>, Vec<Taken>) {
         .collect();
     found.sort();
     found.dedup_by(|a, b| a.1 == b.1);
-    (found.into_iter().map(|(_, s)| s).collect(), names, members)
+    let imports = found.into_iter().map(|(_, s)| s).collect();
+    (imports, names, members, dynamic)
+}
+
+/// The relative specifiers of `code`'s dynamic imports that are string
+/// literals ([`Transpiled::dynamic`]), each once.
+fn dynamic_imports_of(
+    record: &oxc::syntax::module_record::ModuleRecord<'_>,
+    code: &str,
+) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for dynamic in &record.dynamic_imports {
+        let text = dynamic.module_request.source_text(code);
+        let literal = serde_json::from_str::<String>(text).ok().or_else(|| {
+            let inner = text.strip_prefix('\'')?.strip_suffix('\'')?;
+            (!inner.contains(['\'', '"', '\\'])).then(|| inner.to_string())
+        });
+        if let Some(specifier) = literal.filter(|s| s.starts_with("./") || s.starts_with("../")) {
+            if !found.contains(&specifier) {
+                found.push(specifier);
+            }
+        }
+    }
+    found
 }
 
 /// The members `program` reads from the namespaces it imports, each once,

@@ -97,6 +97,23 @@ process.stdout.write = (chunk, ...rest) => {
 const sources = new Map();
 let nextSource = 1;
 
+// The app user's answers, by request id.
+const asked = new Map();
+let nextAsk = 1;
+
+/**
+ * What call `call` asks the app's user through.
+ * @param {number} call
+ * @returns {(request: UiRequest) => Promise<unknown>}
+ */
+const askingFor = (call) => (request) => {
+  const id = nextAsk++;
+  return new Promise((resolve, reject) => {
+    asked.set(id, { resolve, reject });
+    message({ t: "ask", id, call, request: JSON.stringify(request) });
+  });
+};
+
 function transpiled(file) {
   const id = nextSource++;
   return new Promise((resolve, reject) => {
@@ -213,7 +230,9 @@ async function link(specifier, referrer, extra) {
   } else {
     const url = import.meta.resolve(specifier, pathToFileURL(from).href);
     if (!url.startsWith("file:")) return cached(url, () => nodeModule(url, attributes));
-    file = fileURLToPath(url);
+    // A `#name` the package's `imports` maps to its own file may leave out
+    // a TypeScript file's extension, as pi's loader allows.
+    file = specifier.startsWith("#") ? fileOf(url, from) : fileURLToPath(url);
   }
   // Only the plugin's own paths (a single-file plugin's neighbours are
   // other plugins), checked on the path as named and as resolved.
@@ -391,8 +410,15 @@ function receive(msg) {
       break;
     }
     case "call":
-      calls.call(msg.id, msg.hook, msg.args, msg.run_id);
+      calls.call(msg.id, msg.hook, msg.args, msg.run_id, msg.asks ? askingFor(msg.id) : null);
       break;
+    case "answer": {
+      const pending = asked.get(msg.id);
+      asked.delete(msg.id);
+      if ("ok" in msg.reply) pending?.resolve(msg.reply.ok);
+      else pending?.reject(new Error(msg.reply.error));
+      break;
+    }
     case "abort":
       calls.abort(msg.id, msg.name, msg.message);
       break;

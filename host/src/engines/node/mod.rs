@@ -34,6 +34,7 @@ pub(crate) mod launch;
 pub(crate) mod plugin;
 pub(crate) mod process;
 pub(crate) mod protocol;
+mod sources;
 
 use super::js::modules::gather_with_needs;
 use super::js::services::FileOp;

@@ -28,15 +28,14 @@
 use super::framing::{read_frame, write_frame, FrameError, MAX_FRAME_BYTES};
 use super::launch::{Launch, StartError};
 use super::protocol::{FromNode, ToNode};
+use super::sources::Sources;
 use crate::call::codec::{decode_json_reply, encode_json_args};
 use crate::call::error::CallError;
 use crate::call::plugin::CallLimits;
+use crate::call::ui::UserInterface;
+use crate::call::ui_requests::ask;
 use crate::call::unloads::Unload;
 use crate::engines::js::glue::{log_line, Caller, Shaped};
-use crate::engines::js::positions::{self, LineMap};
-use crate::engines::js::transpile::transpile;
-use crate::load::source::read_text;
-use crate::model::limits::MAX_SOURCE_BYTES;
 use crate::model::sync::lock;
 use crate::sandbox::stderr::{
     read_stderr, Stderr, STDERR_BYTES_PER_SECOND, STDERR_LINES_PER_SECOND,
@@ -44,9 +43,10 @@ use crate::sandbox::stderr::{
 use crate::sandbox::PluginProcess;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -79,6 +79,8 @@ struct Pending {
     caller: Caller,
     /// When the host stops waiting for it.
     deadline: Instant,
+    /// The app's user interface it may ask (`None`: headless).
+    ui: Option<Arc<dyn UserInterface>>,
 }
 
 /// What the threads and the callers share.
@@ -95,13 +97,9 @@ struct Shared {
     retired: AtomicBool,
     /// Where the outcome of loading goes, until it came.
     loading: Mutex<Option<mpsc::SyncSender<Result<Shaped, StartError>>>>,
-    /// The plugin's own paths: with the entry, where its TypeScript is.
-    own: Vec<PathBuf>,
-    entry: PathBuf,
+    /// Its TypeScript, as it asks for it.
+    sources: Sources,
     memory_bytes: u64,
-    /// Where the positions of each TypeScript file the host stripped are in
-    /// its source, by the path Node names the module by.
-    positions: Mutex<BTreeMap<String, LineMap>>,
     /// The subscriber of whoever started the process: lines outside calls.
     dispatch: tracing::Dispatch,
 }
@@ -109,17 +107,34 @@ struct Shared {
 impl Process {
     /// Start `node`, send it `init`, and wait until the plugin loaded.
     pub fn start(launch: &Launch) -> Result<(Process, Shaped), StartError> {
-        let mut command = launch.sandbox.command(&launch.node);
-        command
-            .args(&launch.args)
-            .current_dir(&launch.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        // The process's private temporary folder is its own to write, for
+        // Node's permission model as for the kernel's.
+        let command_for = |scratch: &Path| {
+            let mut command = launch.sandbox.command(&launch.node);
+            let own_temp = ["--allow-fs-read=", "--allow-fs-write="].map(|flag| {
+                let mut flag = OsString::from(flag);
+                flag.push(scratch);
+                flag
+            });
+            let (permission, rest) = launch.args.split_at(1.min(launch.args.len()));
+            command
+                .args(permission)
+                .args(own_temp)
+                .args(rest)
+                .current_dir(&launch.cwd)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            command
+        };
         let mut child = launch
             .sandbox
             .reserve()
-            .and_then(|slot| launch.sandbox.spawn(slot, command, &launch.runtime))
+            .and_then(|slot| {
+                launch
+                    .sandbox
+                    .spawn_with(slot, command_for, &launch.runtime)
+            })
             .map_err(|error| StartError::Spawn {
                 node: launch.node.clone(),
                 error,
@@ -141,10 +156,8 @@ impl Process {
             dead: AtomicBool::new(false),
             retired: AtomicBool::new(false),
             loading: Mutex::new(Some(loaded_tx)),
-            own: launch.own.clone(),
-            entry: launch.entry.clone(),
+            sources: Sources::new(launch.entry.clone(), launch.own.clone()),
             memory_bytes: launch.memory_bytes,
-            positions: Mutex::default(),
             dispatch: tracing::dispatcher::get_default(|d| d.clone()),
         });
         let process = Process {
@@ -214,6 +227,7 @@ impl Process {
             hook: call.hook().as_str(),
             args: &args,
             run_id: &call.run().run_id,
+            asks: limits.ui.is_some(),
         }
         .to_bytes();
         // The argument is held once, in the frame: the typed call goes now.
@@ -228,6 +242,7 @@ impl Process {
                 reply,
                 caller: Caller::current(),
                 deadline: limits.deadline,
+                ui: limits.ui.clone(),
             },
         );
         if self.is_dead() {
@@ -322,6 +337,28 @@ impl Drop for Waiting<'_> {
 impl Shared {
     fn send(&self, frame: Vec<u8>) {
         let _ = self.to_node.send(Outgoing::Frame(frame));
+    }
+
+    /// Ask call `call`'s user interface `request` (request `id`, see
+    /// [`ask`]): headless for a call without one, or that has ended.
+    fn ask(&self, id: u64, call: u64, request: String) {
+        let asking = lock(&self.pending)
+            .get(&call)
+            .map(|p| (p.ui.clone(), p.run_id.clone()));
+        let (ui, run_id) = asking.unwrap_or_default();
+        let to_node = self.to_node.clone();
+        ask(
+            ui,
+            lock(&self.name).clone(),
+            run_id,
+            &request,
+            move |reply| {
+                if let Ok(reply) = RawValue::from_string(reply) {
+                    let frame = ToNode::Answer { id, reply: &reply }.to_bytes();
+                    let _ = to_node.send(Outgoing::Frame(frame));
+                }
+            },
+        );
     }
 
     /// No new call goes to the process; it is killed when the calls in
@@ -428,8 +465,9 @@ impl Shared {
             self.settle();
         };
         match message {
+            FromNode::Ask { id, call, request } => self.ask(id, call, request),
             FromNode::Source { id, path } => {
-                let (code, error) = match self.strip(&path) {
+                let (code, error) = match self.sources.strip(&path) {
                     Ok(code) => (Some(code), None),
                     Err(why) => (None, Some(why)),
                 };
@@ -448,15 +486,17 @@ impl Shared {
                 warnings,
                 unknown,
                 unloads,
+                app,
             } => self.loaded(Ok(Shaped {
                 name,
                 hooks,
                 warnings,
                 unknown,
                 unloads,
+                app,
             })),
             FromNode::Refused { message } => {
-                self.loaded(Err(StartError::Refused(self.in_source(&message))))
+                self.loaded(Err(StartError::Refused(self.sources.in_source(&message))))
             }
             // Ended now, while what it started is still below it.
             FromNode::Unloaded => drop(self.kill()),
@@ -464,7 +504,7 @@ impl Shared {
                 answer(id, &|hook| decode_json_reply(hook, reply.get()))
             }
             FromNode::Fail { id, message } => {
-                let message = self.in_source(&message);
+                let message = self.sources.in_source(&message);
                 answer(id, &|_| Err(CallError::Guest(message.clone())))
             }
             FromNode::BadReply { id, message } => answer(id, &|hook| {
@@ -500,34 +540,6 @@ impl Shared {
             .and_then(|id| pending.get(&id))
             .map(|owner| (&owner.caller, owner.run_id.as_str()));
         log_line(owner, Some(&self.dispatch), run_id, &name, level, message);
-    }
-
-    /// The JavaScript of TypeScript file `path`, which must be the entry or
-    /// inside the plugin's own paths (a single file's neighbours are other
-    /// plugins).
-    fn strip(&self, path: &Path) -> Result<String, String> {
-        let real = path
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        if real != self.entry && !self.own.iter().any(|o| real.starts_with(o)) {
-            return Err(format!(
-                "{}: outside the plugin's own files; only its own TypeScript is compiled",
-                path.display()
-            ));
-        }
-        let source =
-            read_text(&real, MAX_SOURCE_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
-        let transpiled = transpile(&real, &source).map_err(|e| e.message)?;
-        if let Some(lines) = transpiled.lines {
-            lock(&self.positions).insert(real.display().to_string(), lines);
-        }
-        Ok(transpiled.code)
-    }
-
-    /// `text` with the positions in stripped TypeScript put back where
-    /// they are in its source (see [`positions::in_source`]).
-    fn in_source(&self, text: &str) -> String {
-        positions::in_source(&lock(&self.positions), text)
     }
 
     /// Node's own messages (warnings, fatal errors) go to the host's log,

@@ -8,6 +8,7 @@
 
 use crate::engines::js::glue::UnknownName;
 use crate::engines::js::services::FileOp;
+use crate::load::loaded::AppSurface;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
@@ -87,6 +88,8 @@ pub enum ToNode<'a> {
         args: &'a RawValue,
         /// The run it belongs to.
         run_id: &'a str,
+        /// The call may ask the app's user (`ctx.ui`).
+        asks: bool,
     },
     /// The host gave up on a call: abort its `ctx.signal`.
     Abort {
@@ -96,6 +99,13 @@ pub enum ToNode<'a> {
         name: &'a str,
         /// Why.
         message: &'a str,
+    },
+    /// The app's user answered a call's request ([`FromNode::Ask`]).
+    Answer {
+        /// The request's id.
+        id: u64,
+        /// `{"ok": answer}` or `{"error": why}` ([`crate::call::ui`]).
+        reply: &'a RawValue,
     },
     /// A stripped TypeScript source, or why there is none.
     Source {
@@ -140,10 +150,22 @@ pub enum FromNode {
         unknown: Vec<UnknownName>,
         /// Whether its shape gave an `unload`, which runs when it is dropped.
         unloads: bool,
+        /// The commands and flags it offers an app's user.
+        app: AppSurface,
     },
     /// The plugin ran its `unload` after stdin closed, and waits to be
     /// ended with everything it started.
     Unloaded,
+    /// A call asks the app's user ([`crate::call::ui`]); answered by
+    /// [`ToNode::Answer`].
+    Ask {
+        /// The request's id.
+        id: u64,
+        /// The call that asks.
+        call: u64,
+        /// The request, as JSON text.
+        request: String,
+    },
     /// The plugin could not load.
     Refused {
         /// Why.
@@ -208,6 +230,9 @@ struct Fields {
     warnings: Option<Vec<String>>,
     unknown: Option<Vec<UnknownName>>,
     unloads: Option<bool>,
+    app: Option<AppSurface>,
+    call: Option<u64>,
+    request: Option<String>,
     message: Option<String>,
     #[serde(default, deserialize_with = "raw")]
     reply: Option<Box<RawValue>>,
@@ -240,8 +265,14 @@ impl FromNode {
                 warnings: f.warnings.clone().unwrap_or_default(),
                 unknown: f.unknown.clone().unwrap_or_default(),
                 unloads: f.unloads.unwrap_or(false),
+                app: f.app.clone().unwrap_or_default(),
             },
             "unloaded" => FromNode::Unloaded,
+            "ask" => FromNode::Ask {
+                id: id()?,
+                call: f.call.ok_or_else(|| missing("call"))?,
+                request: f.request.clone().ok_or_else(|| missing("request"))?,
+            },
             "refused" => FromNode::Refused {
                 message: message()?,
             },
@@ -295,12 +326,13 @@ mod tests {
             hook: "on_input",
             args: &args,
             run_id: "r",
+            asks: false,
         }
         .to_bytes();
         let back: serde_json::Value = serde_json::from_slice(&frame).unwrap();
         assert_eq!(
             back,
-            serde_json::json!({"t": "call", "id": 1, "hook": "on_input", "args": {"text": "hi"}, "run_id": "r"})
+            serde_json::json!({"t": "call", "id": 1, "hook": "on_input", "args": {"text": "hi"}, "run_id": "r", "asks": false})
         );
     }
 

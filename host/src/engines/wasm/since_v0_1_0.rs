@@ -213,6 +213,9 @@ fn invoke(
                 },
             )?
             .map(|()| WitReply::Ignored),
+        // An app hook, in no WIT version: a component never declares it, and
+        // the host calls no hook a plugin did not declare.
+        HookCall::Command(_) => Err(format!("`{}` is not in yohost:plugin@0.1.0", call.hook())),
     })
 }
 

@@ -4,6 +4,8 @@
 
 use super::inbox::{Message, Request};
 use crate::call::error::CallError;
+use crate::call::ui::UserInterface;
+use crate::call::ui_requests::ask;
 use crate::engines::js::glue::{log_line, Caller};
 use crate::engines::js::watch::Watches;
 use serde_json::Value;
@@ -25,6 +27,8 @@ pub(super) struct InFlight {
     pub(super) cancel: CancellationToken,
     pub(super) reply: oneshot::Sender<Result<Value, CallError>>,
     pub(super) caller: Caller,
+    /// The app's user interface the call may ask (`None`: headless).
+    pub(super) ui: Option<Arc<dyn UserInterface>>,
 }
 
 /// How a call settled on the engine thread.
@@ -133,6 +137,34 @@ impl Shared {
         let id = self.next_exec.get() + 1;
         self.next_exec.set(id);
         (id, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// Ask the app's user interface of call `id` the request `request`
+    /// (JSON, see [`ask`]). Returns the work's id, whose reply comes back
+    /// through the inbox as [`Message::Exec`]; a call without one is
+    /// answered headless.
+    pub(super) fn ask(&self, id: u64, request: String) -> Result<u64, String> {
+        let (ui, run_id) = {
+            let calls = self.calls.borrow();
+            let call = calls
+                .get(&id)
+                .ok_or("the call that asks has ended: nobody is asked")?;
+            (call.ui.clone(), call.run_id.clone())
+        };
+        let (work, kill) = self.next_work();
+        self.running.borrow_mut().insert(
+            work,
+            Running {
+                owner: Some(id),
+                kill,
+            },
+        );
+        let wake = self.wake.clone();
+        let plugin = self.name.borrow().clone();
+        ask(ui, plugin, run_id, &request, move |reply| {
+            let _ = wake.send(Message::Exec(work, reply));
+        });
+        Ok(work)
     }
 
     /// Kill every process still running.

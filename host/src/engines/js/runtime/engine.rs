@@ -291,6 +291,17 @@ fn install_driver<'js>(
             s.timers.borrow_mut().push(Reverse((due, id as u64, owner)));
         })?,
     )?;
+    let s = Rc::clone(shared);
+    host.set(
+        "ask",
+        Function::new(ctx.clone(), move |id: f64, request: String| {
+            let reply = match s.ask(id as u64, request) {
+                Ok(work) => serde_json::json!({ "ok": work }),
+                Err(why) => serde_json::json!({ "error": why }),
+            };
+            reply.to_string()
+        })?,
+    )?;
     let driver: Function = ctx.eval(DRIVER)?;
     driver.call((host,))
 }

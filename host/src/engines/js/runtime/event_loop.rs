@@ -139,6 +139,7 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
     let hook = request.hook.as_str();
     let args = request.args;
     let run_id = request.run_id.clone();
+    let asks = request.limits.ui.is_some();
     shared.calls.borrow_mut().insert(
         id,
         InFlight {
@@ -148,12 +149,13 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
             cancel: request.limits.cancel,
             reply: request.reply,
             caller: request.caller,
+            ui: request.limits.ui,
         },
     );
     deliver_watched(engine, shared, Some(id));
     shared.current.set(Some(id));
     let entered = engine.enter(shared, "call", |_, call| {
-        call.call::<_, ()>((id as f64, hook, args, run_id))
+        call.call::<_, ()>((id as f64, hook, args, run_id, asks))
     });
     shared.current.set(None);
     if let Err(why) = entered {
