@@ -1,4 +1,4 @@
-//! A corpus of 56 third-party pi packages from npm (none of them in the
+//! A corpus of 60 third-party pi packages from npm (none of them in the
 //! other tests), each with a pinned verdict: it registers what pi 1.6.0
 //! registers (the same command and flag names, and the same tools offered:
 //! pi's active tools once the extensions' `session_start` ran), it is refused by design (the reason names what it
@@ -38,7 +38,7 @@ enum Verdict {
 use Verdict::*;
 
 /// The corpus: each package, pinned, and its verdict.
-const CORPUS: [(&str, Verdict); 56] = [
+const CORPUS: [(&str, Verdict); 60] = [
     ("@benvargas/pi-antigravity-image-gen@1.1.3", Registers),
     (
         "@cryptolibertus/pi-peer@0.24.0",
@@ -89,6 +89,7 @@ const CORPUS: [(&str, Verdict); 56] = [
         Differs("its factory calls pi-coding-agent's `parseArgs` (pi's command line), which fails by name"),
     ),
     ("pi-docparser@4.0.0", Registers),
+    ("pi-env@1.0.1", Registers),
     ("pi-ghostty@1.0.0", Registers),
     ("pi-lens@3.8.73", Registers),
     ("pi-llamacpp-infra@1.3.1", Registers),
@@ -100,6 +101,11 @@ const CORPUS: [(&str, Verdict); 56] = [
     ("pi-ollama-cloud@0.12.1", Registers),
     ("pi-paseo-orchestration@0.1.1", Registers),
     ("pi-plan-mode@0.2.4", Registers),
+    ("pi-pomodoro@1.2.0", Registers),
+    (
+        "pi-profile@0.2.0",
+        NeedsGrant(".pi/profiles"),
+    ),
     (
         "pi-provider-litellm@3.1.0",
         Differs("it builds provider APIs with pi-ai's `createApi` at load, which the stand-in does not have"),
@@ -120,6 +126,7 @@ const CORPUS: [(&str, Verdict); 56] = [
     ("pi-unified-exec@0.11.0", Registers),
     ("pi-unified-model-picker@0.1.1", Registers),
     ("pi-voice-stt@0.8.0", Registers),
+    ("pi-whisper@0.2.1", Registers),
     (
         "pi-xai-oauth@1.6.0",
         Differs("it builds provider APIs with pi-ai's `openAIResponsesApi` at load, which the stand-in does not have"),
