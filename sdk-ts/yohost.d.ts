@@ -165,7 +165,22 @@ declare module "yohost" {
     readonly pluginDir: string;
     /** Aborts when the host gives up on the call: its run was cancelled, or its deadline passed. */
     readonly signal: CallSignal;
+    /**
+     * Asks the embedding app's user, when the host gives the call the app's
+     * user interface; absent when it is headless. Its time counts towards
+     * the hook's deadline.
+     */
+    readonly ui?: (request: UiRequest) => Promise<unknown>;
   }
+
+  /** A question or notice for the app's user: `confirm` answers a boolean, `select`, `input` and `editor` a string or `null`, `send_user_message` whether the app sends it. */
+  export type UiRequest =
+    | { kind: "confirm"; title: string; message: string }
+    | { kind: "select"; title: string; options: string[] }
+    | { kind: "input"; title: string; placeholder?: string }
+    | { kind: "editor"; title: string; prefill?: string }
+    | { kind: "notify"; message: string; level: "info" | "warning" | "error" }
+    | { kind: "send_user_message"; text: string };
 
   /** The host's `AbortSignal` (also the global `AbortSignal`). */
   export interface CallSignal {

@@ -44,14 +44,16 @@
 //! | `before_tool` | the call is denied (both modes) |
 //! | `on_input` | the input is rejected (both modes) |
 //! | `after_tool` | the output is withheld and replaced by an error; a required plugin also fails the run |
-//! | `call_tool` | the tool call ends in an error; a required plugin also fails the run |
+//! | `call_tool` | the tool call ends in an error result, which the model reads (a throw: the plugin's own words, after fixed ones); the run goes on in both modes |
 //! | any other hook | an advisory plugin's hook is skipped; a required plugin's failure fails the run |
 //! | (refused at load) | a required plugin (a `plugin.toml` that does not parse keeps the mode it writes; one that is not TOML counts as required) fails every run; an advisory one is logged at the start of every run |
 //!
 //! - What the model (and a failed run's message) reads is a fixed text that
 //!   names the plugin, the kind of failure and the hook, such as
 //!   `[yohost] call denied: plugin 'guard' timed out in before_tool`, never
-//!   the plugin's own error text. The detail goes to the log only, on one
+//!   the plugin's own error text, but for a tool's: a tool's own error is
+//!   its result, as pi's and MCP's tools give it, after the fixed words
+//!   (cut at 4,096 characters). The detail goes to the log only, on one
 //!   line with `run_id`, `plugin`, `hook` and `error_kind`
 //!   ([`CallError::kind`]).
 //! - A plugin's own error ([`CallError::Guest`]: a JS throw, a Python

@@ -68,9 +68,17 @@ impl FailClosed {
 
     /// Whether a failure of a plugin in `mode` also fails the run: a
     /// required plugin's, except where the hook guards a single call or
-    /// input (denying or rejecting is the whole answer).
+    /// input (denying or rejecting is the whole answer), and except a tool:
+    /// a tool that fails is that call's error result, which the model
+    /// reads, whatever the plugin's mode (`required` is about the hooks
+    /// that guard and shape the run; a plugin unloaded for the run by its
+    /// tool's crash fails its guards closed from then on).
     fn fails_run(self, mode: Mode) -> bool {
-        mode == Mode::Required && !matches!(self, FailClosed::DenyCall | FailClosed::RejectInput)
+        mode == Mode::Required
+            && !matches!(
+                self,
+                FailClosed::DenyCall | FailClosed::RejectInput | FailClosed::FailToolCall
+            )
     }
 
     /// The `outcome` field of the failure's log line.
@@ -412,12 +420,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_fail_closed_table_guards_calls_in_both_modes_and_fails_runs_for_required_plugins() {
+    fn the_fail_closed_table_guards_calls_in_both_modes_and_fails_runs_for_required_plugins_but_not_for_tools(
+    ) {
         for hook in Hook::ALL {
             let rule = FailClosed::of(hook);
-            let guards = matches!(hook, Hook::BeforeTool | Hook::OnInput);
+            let single_call = matches!(hook, Hook::BeforeTool | Hook::OnInput | Hook::CallTool);
             assert!(!rule.fails_run(Mode::Advisory), "{hook}");
-            assert_eq!(rule.fails_run(Mode::Required), !guards, "{hook}");
+            assert_eq!(rule.fails_run(Mode::Required), !single_call, "{hook}");
         }
         assert_eq!(FailClosed::of(Hook::BeforeTool), FailClosed::DenyCall);
         assert_eq!(FailClosed::of(Hook::OnInput), FailClosed::RejectInput);

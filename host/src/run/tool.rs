@@ -1,6 +1,7 @@
 //! A plugin's tool as a yoagent `AgentTool`.
 
 use crate::call::arguments::ArgumentCheck;
+use crate::call::error::CallError;
 use crate::run::convert::content_from_blocks;
 use crate::run::session::PluginSession;
 use crate::run::terminate::Terminations;
@@ -41,6 +42,20 @@ impl PluginTool {
             arguments,
             terminations,
         }
+    }
+}
+
+/// The most characters of a tool's own error the model reads.
+const MAX_TOOL_ERROR_CHARS: usize = 4096;
+
+/// `message` cut at [`MAX_TOOL_ERROR_CHARS`], saying so.
+fn bounded(message: &str) -> String {
+    match message.char_indices().nth(MAX_TOOL_ERROR_CHARS) {
+        Some((at, _)) => format!(
+            "{}… (cut at {MAX_TOOL_ERROR_CHARS} characters)",
+            &message[..at]
+        ),
+        None => message.to_string(),
     }
 }
 
@@ -99,8 +114,16 @@ impl AgentTool for PluginTool {
                 }
                 Ok(result)
             }
-            // The session logged the detail; the model reads fixed words.
-            Err(e) => Err(ToolError::Failed(format!("[yohost] tool failed: {e}"))),
+            // A tool's own error is its result, as pi's and MCP's tools give
+            // it: the model reads the plugin's words (bounded), after fixed
+            // ones that name the plugin. Any other failure (a crash, a
+            // timeout) is fixed words only; the session logged the detail.
+            Err(e) => Err(ToolError::Failed(match &e.error {
+                CallError::Guest(message) => {
+                    format!("[yohost] tool failed: {e}: {}", bounded(message))
+                }
+                _ => format!("[yohost] tool failed: {e}"),
+            })),
         }
     }
 }

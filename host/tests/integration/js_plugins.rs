@@ -194,6 +194,50 @@ export default definePlugin({
     );
 }
 
+/// A tool that throws, in a required plugin: the call's result is the
+/// thrown message, which the model reads in its next request, and the run
+/// goes on to its answer (a failing tool is not a failing plugin).
+#[tokio::test]
+async fn a_required_plugin_s_tool_that_throws_is_an_error_result_the_model_reads() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "lookup/index.ts",
+        r#"import { definePlugin } from "yohost";
+export default definePlugin({
+  tools: [{
+    name: "lookup",
+    description: "looks a word up",
+    parameters: { type: "object", properties: { word: { type: "string" } } },
+    run({ word }) { throw new Error(`no entry for ${word}: try a shorter word`); },
+  }],
+});
+"#,
+    );
+    write(dir.path(), "lookup/plugin.toml", "mode = \"required\"\n");
+    let host = PluginHost::open(dir.path()).unwrap();
+    let (agent, requests) = scripted(vec![
+        call("lookup", json!({"word": "zyzzyva"})),
+        text("sorry"),
+    ]);
+    let mut agent = agent.with_extension(host.extension());
+    let events = run(&mut agent, "define zyzzyva").await;
+    assert_eq!(final_assistant(&events), (yoagent::StopReason::Stop, None));
+    let results = tool_results(&events);
+    assert!(results[0].2, "{results:?}");
+    assert!(
+        results[0]
+            .1
+            .contains("plugin 'lookup' returned an error in call_tool")
+            && results[0]
+                .1
+                .contains("no entry for zyzzyva: try a shorter word"),
+        "{results:?}"
+    );
+    let second = format!("{:?}", requests.lock().unwrap()[1]);
+    assert!(second.contains("no entry for zyzzyva"), "{second}");
+}
+
 /// The hostile fixture, with a `before_tool` timeout of `timeout_ms`.
 fn hostile_host(timeout_ms: u64) -> (tempfile::TempDir, PluginHost) {
     let dir = plugin_dir();
