@@ -274,3 +274,57 @@ declare var console: {
 };
 declare function setTimeout<A extends unknown[]>(fn: (...args: A) => void, ms?: number, ...args: A): number;
 declare function clearTimeout(id: number | undefined): void;
+
+// `fetch`, with `Headers`, `Request` and `Response`: on the embedded engine
+// the host's (`fetch.js`), which reaches only the hosts
+// `capabilities.network` lists in `plugin.toml` and rejects, naming the key,
+// without it; on Node, Node's own. A response body arrives whole (at most
+// 16 MiB); a request ends at the deadline of the hook that made it.
+type HeadersInit = Headers | [string, string][] | Record<string, string>;
+/** A request body: text (UTF-8) or bytes. */
+type BodyInit = string | ArrayBuffer | ArrayBufferView;
+interface RequestInit {
+  method?: string;
+  headers?: HeadersInit;
+  body?: BodyInit | null;
+  signal?: { readonly aborted: boolean; readonly reason: unknown; addEventListener(type: "abort", listener: () => void): void } | null;
+}
+interface Headers {
+  append(name: string, value: string): void;
+  set(name: string, value: string): void;
+  get(name: string): string | null;
+  has(name: string): boolean;
+  delete(name: string): void;
+  forEach(fn: (value: string, name: string, headers: Headers) => void): void;
+  entries(): IterableIterator<[string, string]>;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<string>;
+  [Symbol.iterator](): IterableIterator<[string, string]>;
+}
+declare var Headers: { prototype: Headers; new (init?: HeadersInit): Headers };
+interface Request {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  clone(): Request;
+}
+declare var Request: { prototype: Request; new (input: string | { href: string } | Request, init?: RequestInit): Request };
+interface Response {
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  readonly url: string;
+  readonly redirected: boolean;
+  readonly headers: Headers;
+  readonly bodyUsed: boolean;
+  text(): Promise<string>;
+  json(): Promise<any>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+  bytes(): Promise<Uint8Array>;
+  clone(): Response;
+}
+declare var Response: {
+  prototype: Response;
+  new (body?: BodyInit | null, init?: { status?: number; statusText?: string; headers?: HeadersInit }): Response;
+};
+declare function fetch(input: string | { href: string } | Request, init?: RequestInit): Promise<Response>;

@@ -229,7 +229,7 @@ fn check_shows_the_whole_reason_on_one_line_and_each_mode_and_grants() {
         .find(|l| l.starts_with("    reason: "))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(
-        reason.ends_with("malformed plugin.toml: line 1, column 8: unknown variant `requird`, expected `advisory` or `required`"),
+        reason.ends_with("malformed plugin.toml: line 1, column 8: `mode`: unknown variant `requird`, expected `advisory` or `required`; did you mean `required`?"),
         "{reason}"
     );
     let granted = position(&stdout, "granted ");

@@ -2,65 +2,18 @@
 // `process` (the granted environment only; `exit` throws), `Buffer` (the
 // common subset), `setInterval`, `TextEncoder`, `TextDecoder`, `URL`,
 // `URLSearchParams`, `Intl` where the engine has none (pi:intl), and `fetch`
-// with `Headers` and `Response` (pi:fetch, within `capabilities.network`). Evaluated before the extension's code; yohost's own
-// TypeScript plugins do not get these.
+// with `Headers`, `Request` and `Response` (the host's `yohost:fetch`, within
+// `capabilities.network`, which yohost's own plugins get too). Evaluated
+// before the extension's code; yohost's own TypeScript plugins do not get
+// the others.
 
 import { host } from "pi:host";
 import { settings } from "pi:settings";
-import { fetch, Headers, Response } from "pi:fetch";
+import { fetch, Headers, Request, Response } from "yohost:fetch";
 import { makeIntl } from "pi:intl";
+import { utf8Encode, utf8Decode, toBase64, fromBase64 } from "yohost:bytes";
 
 // --- UTF-8 -----------------------------------------------------------------
-
-function utf8Encode(text) {
-  const out = [];
-  for (const ch of String(text)) {
-    let code = ch.codePointAt(0);
-    if (code >= 0xd800 && code <= 0xdfff) code = 0xfffd; // a lone surrogate
-    if (code < 0x80) out.push(code);
-    else if (code < 0x800) out.push(0xc0 | (code >> 6), 0x80 | (code & 63));
-    else if (code < 0x10000) out.push(0xe0 | (code >> 12), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63));
-    else out.push(0xf0 | (code >> 18), 0x80 | ((code >> 12) & 63), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63));
-  }
-  return new Uint8Array(out);
-}
-
-// Malformed sequences become U+FFFD, one per maximal invalid subpart, as
-// the WHATWG decoder does.
-function utf8Decode(bytes) {
-  let out = "";
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i];
-    if (b < 0x80) {
-      out += String.fromCharCode(b);
-      i += 1;
-      continue;
-    }
-    const need = b >= 0xc2 && b < 0xe0 ? 1 : b >= 0xe0 && b < 0xf0 ? 2 : b >= 0xf0 && b < 0xf5 ? 3 : 0;
-    // The allowed range of the second byte rules out overlong forms and
-    // surrogates.
-    const low = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
-    const high = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
-    let code = b & (0x3f >> need);
-    let k = 0;
-    while (k < need) {
-      const next = bytes[i + 1 + k];
-      const [lo, hi] = k === 0 ? [low, high] : [0x80, 0xbf];
-      if (next === undefined || next < lo || next > hi) break;
-      code = (code << 6) | (next & 63);
-      k += 1;
-    }
-    if (need === 0 || k < need) {
-      out += "\ufffd";
-      i += 1 + k;
-      continue;
-    }
-    out += String.fromCodePoint(code);
-    i += need + 1;
-  }
-  return out;
-}
 
 export class TextEncoder {
   get encoding() {
@@ -87,35 +40,6 @@ export class TextDecoder {
 }
 
 // --- Buffer ----------------------------------------------------------------
-
-const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-function toBase64(bytes, url) {
-  let out = "";
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    out += BASE64[(n >> 18) & 63] + BASE64[(n >> 12) & 63];
-    out += i + 1 < bytes.length ? BASE64[(n >> 6) & 63] : "=";
-    out += i + 2 < bytes.length ? BASE64[n & 63] : "=";
-  }
-  return url ? out.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "") : out;
-}
-
-function fromBase64(text) {
-  const clean = String(text).replace(/-/g, "+").replace(/_/g, "/").replace(/[^A-Za-z0-9+/]/g, "");
-  const out = [];
-  let bits = 0;
-  let value = 0;
-  for (const ch of clean) {
-    value = (value << 6) | BASE64.indexOf(ch);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push((value >> bits) & 0xff);
-    }
-  }
-  return out;
-}
 
 function encodeAs(text, encoding = "utf8") {
   switch (String(encoding).toLowerCase()) {
@@ -523,6 +447,7 @@ export default function installGlobals(settingsJson, envJson) {
     // Node's own, where the engine has them.
     fetch: globalThis.fetch ?? fetch,
     Headers: globalThis.Headers ?? Headers,
+    Request: globalThis.Request ?? Request,
     Response: globalThis.Response ?? Response,
     global: globalThis,
   });

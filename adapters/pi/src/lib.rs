@@ -128,7 +128,10 @@ const INTERNALS: &[Builtin] = &[
     module!("pi:fs-core", "fs-core.js"),
     module!("pi:tools", "tools.js"),
     module!("pi:globals", "globals.js"),
-    module!("pi:fetch", "fetch.js"),
+    // `fetch` and the bytes it shares with `Buffer`: the host's, which
+    // yohost's own plugins get too.
+    yohost::adapter::js::modules::FETCH,
+    yohost::adapter::js::modules::BYTES,
     module!("pi:settings", "settings.js"),
     module!("pi:settings-manager", "settings-manager.js"),
 ];

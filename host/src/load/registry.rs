@@ -48,8 +48,9 @@ pub struct Refusal {
     /// Its ecosystem, if known.
     pub ecosystem: Option<Ecosystem>,
     /// The mode it would have had: its manifest's; advisory when it has no
-    /// manifest; required when its manifest cannot be read or parsed (it may
-    /// be a required policy's). A required refusal fails every run.
+    /// manifest; when its manifest has problems, the mode it asks for
+    /// ([`intended_mode`]); required when it cannot be read or is not TOML
+    /// (it may be a required policy's). A required refusal fails every run.
     pub mode: Mode,
     /// Why it was refused.
     pub reason: LoadError,

@@ -22,6 +22,8 @@ mod hook_lists;
 #[cfg(feature = "js")]
 mod js_error_positions;
 #[cfg(feature = "js")]
+mod js_fetch;
+#[cfg(feature = "js")]
 mod js_packages;
 #[cfg(feature = "js")]
 mod js_plugins;
@@ -30,6 +32,8 @@ mod js_signal;
 mod layers;
 #[cfg(feature = "js")]
 mod locked;
+#[cfg(feature = "js")]
+mod manifest_errors;
 mod plugin_stats;
 #[cfg(feature = "python")]
 mod python_plugins;

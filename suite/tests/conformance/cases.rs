@@ -584,9 +584,11 @@ async fn fails_closed(engine: Engine, cmd: &str, kind: &str, manifest: &str) -> 
 
 /// For a row without `before_tool`: the hostile input `cmd` goes to its
 /// tool, and that call fails closed with `kind`, as `fails_closed` says of
-/// a policy: an error result with the fixed text, the log's kind, the rest
+/// a policy: an error result naming the plugin, the log's kind, the rest
 /// of the run unloaded after a crash, timeout or running out of memory,
-/// and the next run served.
+/// and the next run served. A tool's own error (`guest`) is its result,
+/// which the model reads: the plugin's words after the fixed ones; any
+/// other failure is the fixed text alone.
 async fn tool_fails_closed(fx: &Fixture, logs: &Captured, cmd: &str, kind: &str) {
     let echo = |text: &str| support::call("fx_echo", json!({ "text": text }));
     let out = fx
@@ -595,7 +597,13 @@ async fn tool_fails_closed(fx: &Fixture, logs: &Captured, cmd: &str, kind: &str)
     let results = out.results();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[0].2, "{cmd} fails: {results:?}");
-    assert_fixed_text(&results[0].1, &fx.name);
+    if kind == "guest" {
+        let message = &results[0].1;
+        assert!(message.contains(&format!("'{}'", fx.name)), "{message}");
+        assert!(message.contains(SECRET), "the tool's own words: {message}");
+    } else {
+        assert_fixed_text(&results[0].1, &fx.name);
+    }
     let mut kinds = error_kinds(logs, &out.run_id, &fx.name, "call_tool");
     kinds.dedup();
     if unloads(kind) {

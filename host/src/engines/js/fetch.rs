@@ -10,9 +10,9 @@
 //! - A response body over [`MAX_FETCH_BYTES`] fails the request rather
 //!   than reaching the plugin cut short.
 //!
-//! The reply is JSON text: `{"ok": {status, statusText, url, headers,
-//! body}}` (headers as `[name, value]` pairs, the body in base64) or
-//! `{"error": message}`.
+//! The reply is JSON text: `{"ok": {status, statusText, url, redirected,
+//! headers, body}}` (headers as `[name, value]` pairs, the body in base64)
+//! or `{"error": message}`.
 
 use super::services::ExecBounds;
 use crate::load::manifest::Network;
@@ -167,7 +167,8 @@ fn send(
         .enable_all()
         .build()
         .map_err(|e| format!("fetch: {e}"))?;
-    let url = request.url().to_string();
+    let asked = request.url().clone();
+    let url = asked.to_string();
     runtime.block_on(async move {
         let exchange = async {
             let mut response = client
@@ -202,6 +203,7 @@ fn send(
                 "status": status.as_u16(),
                 "statusText": status.canonical_reason().unwrap_or(""),
                 "url": response.url().to_string(),
+                "redirected": response.url() != &asked,
                 "headers": headers,
                 "body": base64::engine::general_purpose::STANDARD.encode(&body),
             }))

@@ -50,8 +50,10 @@ pub struct Flavor {
     /// before the plugin's own code, if the flavor has one. Its default
     /// export is called with the settings given to [`load_with`](super::load_with) and the
     /// granted environment (both as JSON text), and may install globals the
-    /// flavor's plugins expect (pi's Node globals). yohost's own flavor has
-    /// none: its sandbox is the language's built-ins and the driver's.
+    /// flavor's plugins expect (pi's Node globals). yohost's own installs
+    /// `fetch`, `Headers`, `Request` and `Response` ([`FETCH`]) and no
+    /// other: its sandbox is otherwise the language's built-ins and the
+    /// driver's.
     pub prelude: Option<&'static str>,
     /// How plugins get the host's `services` (files within their grants,
     /// and processes when granted `exec`), if they do. The shape and the
@@ -70,8 +72,10 @@ pub struct ServiceApi {
     pub module: &'static str,
     /// What relative file paths start from.
     pub relative_to: RelativeTo,
-    /// Whether plugins get `fetch` when their manifest grants
-    /// `capabilities.network`.
+    /// Whether plugins get the host's `fetch` service when their manifest
+    /// grants `capabilities.network` (the global `fetch` over it is the
+    /// flavor's, [`FETCH`]). Without it a granted `network` is reported as
+    /// unusable at load.
     pub fetch: bool,
 }
 
@@ -103,17 +107,41 @@ pub const YOHOST: Flavor = Flavor {
         source: include_str!("sdk.js"),
     }],
     owned: &[],
-    internals: &[Builtin {
-        specifier: "yohost:shape",
-        source: include_str!("shape.js"),
-    }],
+    internals: &[
+        Builtin {
+            specifier: "yohost:shape",
+            source: include_str!("shape.js"),
+        },
+        Builtin {
+            specifier: "yohost:globals",
+            source: include_str!("globals.js"),
+        },
+        FETCH,
+        BYTES,
+    ],
     shape: "yohost:shape",
-    prelude: None,
+    prelude: Some("yohost:globals"),
     services: Some(ServiceApi {
         module: "yohost",
         relative_to: RelativeTo::PluginDir,
-        fetch: false,
+        fetch: true,
     }),
+};
+
+/// The web's `fetch`, `Headers`, `Request` and `Response` over the host's
+/// `fetch` service, as the module `yohost:fetch`: yohost's own flavor
+/// installs them, and so does pi's. Without a `capabilities.network`
+/// grant, `fetch` rejects naming the key. It imports [`BYTES`].
+pub const FETCH: Builtin = Builtin {
+    specifier: "yohost:fetch",
+    source: include_str!("fetch.js"),
+};
+
+/// UTF-8 and base64 for a flavor's JavaScript, as the module
+/// `yohost:bytes` ([`FETCH`] uses it).
+pub const BYTES: Builtin = Builtin {
+    specifier: "yohost:bytes",
+    source: include_str!("bytes.js"),
 };
 
 /// A built-in module: its specifier and its JavaScript source.

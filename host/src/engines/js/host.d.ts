@@ -70,6 +70,8 @@ interface FetchReply {
   status: number;
   statusText: string;
   url: string;
+  /** The response is of another URL than the request's. */
+  redirected: boolean;
   headers: [string, string][];
   /** base64. */
   body: string;

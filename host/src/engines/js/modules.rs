@@ -48,6 +48,11 @@ fn is_javascript(file: &Path) -> bool {
 /// crates import it).
 pub use super::flavor::Builtin;
 
+/// The host's `fetch` (`yohost:fetch`) and the bytes it uses
+/// (`yohost:bytes`), for a flavor that installs `fetch` in its prelude:
+/// list both among its internals.
+pub use super::flavor::{BYTES, FETCH};
+
 /// The name of the module that stands for several entries.
 const ENTRIES: &str = "<entries>";
 

@@ -2,7 +2,11 @@
 //!
 //! Every field is optional. What each means when absent is said on the
 //! field. Unknown fields are an error, so a typo is reported instead of
-//! silently ignored.
+//! silently ignored. Every problem of a manifest is reported at once, in
+//! file order, each with its line, and an unknown key or value with the
+//! one meant when one is close (`mdoe`: did you mean `mode`?). A plugin
+//! whose manifest has problems is refused, with the mode the manifest asks
+//! for ([`intended_mode`]).
 //!
 //! ```toml
 //! name = "guard"            # default: the plugin's own name, else the file or folder name
@@ -37,159 +41,25 @@
 //! with spaces, quotes or control characters is refused.
 
 mod capabilities;
+mod model;
 mod names;
+mod problems;
 mod text;
 
 pub use capabilities::{Capabilities, Network};
+pub use model::{
+    EngineChoice, Limits, Manifest, ManifestError, Problem, DEFAULT_LOAD_TIMEOUT, DEFAULT_PRIORITY,
+    LOAD_TIMEOUT_KEY, MANIFEST_FILE, MAX_NESTING, MEMORY_MIB, TIMEOUT_MS,
+};
 pub use names::{check_name, NameError, MAX_NAME_CHARS};
 
-use crate::load::source::{read_text, ReadError};
+use crate::load::source::read_text;
 use crate::model::limits::MAX_SOURCE_BYTES;
-use crate::model::{Ecosystem, Mode};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use crate::model::Mode;
+use std::path::Path;
 use std::time::Duration;
-use text::{nesting_depth, one_line};
+use text::nesting_depth;
 use yohost_contract::Hook;
-
-/// The manifest file's name.
-pub const MANIFEST_FILE: &str = "plugin.toml";
-
-/// The `[timeouts]` key that bounds loading the plugin rather than a hook.
-pub const LOAD_TIMEOUT_KEY: &str = "load";
-
-/// How long loading a plugin may take when `[timeouts] load` is absent.
-/// Python imports honour it; the Wasm and JS engines bound their loads with
-/// limits of their own.
-pub const DEFAULT_LOAD_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The priority of a plugin whose manifest sets none.
-pub const DEFAULT_PRIORITY: i64 = 100;
-
-/// The memory limits `[limits] memory_mib` accepts, in MiB.
-pub const MEMORY_MIB: std::ops::RangeInclusive<u64> = 1..=65536;
-
-/// The timeouts `[timeouts]` accepts, in milliseconds (up to a day).
-pub const TIMEOUT_MS: std::ops::RangeInclusive<u64> = 1..=86_400_000;
-
-/// How deeply `[`/`{` may nest in a manifest. Deeper text is refused before
-/// it is parsed, so no manifest can exhaust the parser's stack.
-pub const MAX_NESTING: usize = 32;
-
-/// Why a manifest was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ManifestError {
-    /// The file could not be read.
-    #[error("cannot be read: {0}")]
-    Unreadable(ReadError),
-    /// Arrays or tables nest deeper than [`MAX_NESTING`].
-    #[error("arrays or tables nest deeper than {MAX_NESTING} levels")]
-    TooDeep,
-    /// Not valid TOML, or a field of the wrong type or unknown.
-    #[error("{0}")]
-    Syntax(String),
-    /// `[timeouts]` names a hook that does not exist.
-    #[error("[timeouts] names unknown hook `{hook}` (known: {known}, load)", known = Hook::ALL.map(|h| h.as_str()).join(", "))]
-    UnknownHook {
-        /// The name it used.
-        hook: String,
-    },
-    /// A number outside what the field accepts.
-    #[error("`{field}` is {value}, but must be between {min} and {max} {unit}")]
-    OutOfRange {
-        /// The field, as the manifest spells it.
-        field: String,
-        /// The value it has.
-        value: u64,
-        /// The least value accepted.
-        min: u64,
-        /// The greatest value accepted.
-        max: u64,
-        /// The unit of the field.
-        unit: &'static str,
-    },
-    /// `name` is not a valid plugin name.
-    #[error("`name`: {0}")]
-    Name(NameError),
-    /// `capabilities.network` lists something that is not a host name.
-    #[error("`capabilities.network` lists {host:?}, which is not a host name: list names such as \"api.example.com\" or \"*.example.org\", without scheme, port or path")]
-    NetworkHost {
-        /// The entry as written.
-        host: String,
-    },
-}
-
-/// Which engine runs a JavaScript or TypeScript plugin (`engine`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineChoice {
-    /// The engine the entry's extension names; a JavaScript or TypeScript
-    /// plugin whose import graph needs what only Node has (a Node built-in
-    /// outside the flavor's table, a native addon) runs on Node
-    /// (the Node routing ([`NodeNeeds`](crate::NodeNeeds))).
-    #[default]
-    Auto,
-    /// The embedded engine only: a plugin that needs Node is refused.
-    Embedded,
-    /// A `node` process: for plugins that need all of Node.
-    Node,
-}
-
-/// `[limits]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-#[serde(deny_unknown_fields)]
-pub struct Limits {
-    /// Memory for the plugin's instance in MiB. Absent: 64 MiB.
-    pub memory_mib: Option<u64>,
-    /// How many processes the plugin may run at once (the Node engine's,
-    /// `exec`'s, an MCP server's). Absent:
-    /// [`PROCESSES_PER_PLUGIN`](crate::sandbox::PROCESSES_PER_PLUGIN).
-    pub processes: Option<u32>,
-}
-
-/// A parsed `plugin.toml` (all defaults when the file is absent).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-#[serde(deny_unknown_fields)]
-pub struct Manifest {
-    /// The plugin's name. Absent: the plugin's own name, else the file stem.
-    pub name: Option<String>,
-    /// Advisory or required. Absent: advisory.
-    #[serde(default)]
-    pub mode: Mode,
-    /// Lower runs first; ties keep the order of names. Absent: 100.
-    pub priority: Option<i64>,
-    /// The plugin's API. Absent: detected from the source's imports.
-    pub ecosystem: Option<Ecosystem>,
-    /// The entry file, relative to the plugin's folder. Absent: the obvious
-    /// entry (`index.ts`, `__init__.py`, the only `.wasm`/`.so`, ...).
-    pub entry: Option<PathBuf>,
-    /// The engine of a JavaScript or TypeScript plugin. Absent: `auto`.
-    #[serde(default)]
-    pub engine: EngineChoice,
-    /// Per-hook timeouts in milliseconds, and `load`. Absent: the contract's
-    /// defaults, and [`DEFAULT_LOAD_TIMEOUT`].
-    #[serde(default)]
-    pub timeouts: BTreeMap<String, u64>,
-    /// Resource limits.
-    #[serde(default)]
-    pub limits: Limits,
-    /// What the plugin is granted.
-    #[serde(default)]
-    pub capabilities: Capabilities,
-    /// Settings for the plugin, which its adapter hands it (a DSH plugin's
-    /// config). Absent: empty, so the plugin's own defaults apply.
-    #[serde(default)]
-    pub config: toml::Table,
-    /// The manifests of the servers of an MCP plugin's `mcp.json`, by their
-    /// key (`[servers.NAME]`): a server with a table here has that manifest
-    /// instead of the rest of this one. Absent: every server has this one.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub servers: BTreeMap<String, Manifest>,
-}
 
 impl Manifest {
     /// Read `path` (a regular file of at most
@@ -205,46 +75,28 @@ impl Manifest {
     }
 
     /// Parse manifest text, and check what the types alone do not: hook
-    /// names in `[timeouts]`, the ranges of numbers, and the name.
+    /// names in `[timeouts]`, the ranges of numbers, and the name. Every
+    /// key is checked: one problem is returned as itself (a syntax error,
+    /// an unknown key or a wrong type as [`ManifestError::Syntax`], which
+    /// starts with its line), several as [`ManifestError::Problems`].
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
         if nesting_depth(text) > MAX_NESTING {
             return Err(ManifestError::TooDeep);
         }
-        let manifest: Manifest =
-            toml::from_str(text).map_err(|e| ManifestError::Syntax(one_line(text, &e)))?;
-        manifest.check()?;
-        for server in manifest.servers.values() {
-            if !server.servers.is_empty() {
-                return Err(ManifestError::Syntax(
-                    "a [servers.NAME] table cannot hold servers of its own".into(),
-                ));
-            }
-            server.check()?;
+        let mut reading = problems::read(text);
+        match reading.problems.len() {
+            0 => Ok(reading.manifest),
+            // One problem keeps its own kind; a syntax error says its line.
+            1 => Err(match reading.problems.remove(0) {
+                Problem {
+                    error: ManifestError::Syntax(message),
+                    line,
+                    column,
+                } => ManifestError::Syntax(format!("line {line}, column {column}: {message}")),
+                Problem { error, .. } => error,
+            }),
+            _ => Err(ManifestError::Problems(reading.problems)),
         }
-        Ok(manifest)
-    }
-
-    /// Check what the types alone do not (see [`Manifest::parse`]).
-    fn check(&self) -> Result<(), ManifestError> {
-        let manifest = self;
-        if let Some(name) = &manifest.name {
-            check_name(name).map_err(ManifestError::Name)?;
-        }
-        for (hook, ms) in &manifest.timeouts {
-            if hook != LOAD_TIMEOUT_KEY && Hook::from_name(hook).is_none() {
-                return Err(ManifestError::UnknownHook { hook: hook.clone() });
-            }
-            in_range(&format!("timeouts.{hook}"), *ms, TIMEOUT_MS, "milliseconds")?;
-        }
-        if let Some(mib) = manifest.limits.memory_mib {
-            in_range("limits.memory_mib", mib, MEMORY_MIB, "MiB")?;
-        }
-        if let Some(host) = manifest.capabilities.network.invalid_host() {
-            return Err(ManifestError::NetworkHost {
-                host: host.to_string(),
-            });
-        }
-        Ok(())
     }
 
     /// The timeout of `hook` for this plugin. A value outside
@@ -280,42 +132,25 @@ impl Manifest {
     }
 }
 
-fn in_range(
-    field: &str,
-    value: u64,
-    range: std::ops::RangeInclusive<u64>,
-    unit: &'static str,
-) -> Result<(), ManifestError> {
-    if range.contains(&value) {
-        return Ok(());
-    }
-    Err(ManifestError::OutOfRange {
-        field: field.into(),
-        value,
-        min: *range.start(),
-        max: *range.end(),
-        unit,
-    })
-}
-
 /// The mode a plugin's manifest `text` asks for, even when it does not
-/// parse as a manifest: its `mode` key when the text is TOML (advisory
-/// without one), and required when it is not TOML at all or names no mode
-/// the host knows (it may be a required policy's: fail closed).
+/// parse as a manifest: its `mode` key when the text is TOML and the key
+/// holds a mode; advisory without a `mode` key, unless a key misspelling
+/// it (`mdoe`) holds something other than `"advisory"`; and required when
+/// the text is not TOML at all or `mode` holds no mode the host knows (it
+/// may be a required policy's: fail closed).
 pub fn intended_mode(text: &str) -> Mode {
-    let Ok(table) = text.parse::<toml::Table>() else {
+    if nesting_depth(text) > MAX_NESTING {
         return Mode::Required;
-    };
-    match table.get("mode").and_then(toml::Value::as_str) {
-        None if !table.contains_key("mode") => Mode::Advisory,
-        Some("advisory") => Mode::Advisory,
-        _ => Mode::Required,
     }
+    problems::read(text).mode
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::source::ReadError;
+    use crate::model::Ecosystem;
+    use std::path::PathBuf;
 
     #[test]
     fn an_unknown_key_names_the_key_meant() {
@@ -358,6 +193,11 @@ mod tests {
         let err = Manifest::parse("nmae = \"x\"").unwrap_err();
         assert!(matches!(err, ManifestError::Syntax(_)), "{err}");
         assert!(err.to_string().contains("nmae"), "{err}");
+        let err = Manifest::parse("[timeouts]\nbefore_tol = 5").unwrap_err();
+        assert!(
+            err.to_string().contains("did you mean `before_tool`?"),
+            "{err}"
+        );
         let err = Manifest::parse("[timeouts]\nbefore_everything = 5").unwrap_err();
         assert_eq!(
             err,

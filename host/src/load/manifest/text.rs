@@ -1,6 +1,6 @@
 //! A manifest's text around the TOML parser: nesting too deep is refused
-//! before it parses, and a parse error is one line that names where it is
-//! and, for an unknown field, the field meant.
+//! before it parses, and a parser's message about an unknown field or value
+//! names the one meant.
 
 /// The deepest nesting of `[` and `{` in `text`, counting brackets outside
 /// comments and strings. A table header `[a]` counts one level, as an array
@@ -62,26 +62,14 @@ pub(super) fn nesting_depth(text: &str) -> usize {
     deepest
 }
 
-/// A TOML error on one line, as a table shows it: where (`line L, column
-/// C`) and the whole message (`unknown variant `requird`, expected
-/// `advisory` or `required``), without the excerpt of the file.
-pub(super) fn one_line(text: &str, error: &toml::de::Error) -> String {
-    let message = did_you_mean(error.message().trim().replace('\n', " "));
-    match error.span() {
-        Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let column = before.len() - before.rfind('\n').map_or(0, |at| at + 1) + 1;
-            format!("line {line}, column {column}: {message}")
-        }
-        None => message,
-    }
-}
-
-/// `message` with the known key closest to the unknown one it names, if
-/// one is close (`unknown field \`entyr\`, expected one of \`name\`, …`).
+/// `message` with the known key or value closest to the unknown one it
+/// names, if one is close (`unknown field \`entyr\`, expected one of
+/// \`name\`, …`; `unknown variant \`requird\`, expected …`).
 pub(super) fn did_you_mean(message: String) -> String {
-    let Some(rest) = message.strip_prefix("unknown field `") else {
+    let Some(rest) = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("unknown variant `"))
+    else {
         return message;
     };
     let Some((unknown, expected)) = rest.split_once('`') else {
