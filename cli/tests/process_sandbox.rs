@@ -67,9 +67,10 @@ fn finish(mut child: Child, limit: Duration) -> (Option<i32>, String) {
     }
 }
 
-/// Wait up to five seconds for `check` to hold.
+/// Wait up to 30 seconds for `check` to hold (generous, so a loaded machine
+/// does not fail it; a check that never holds still fails).
 fn eventually(what: &str, check: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while !check() {
         assert!(Instant::now() < deadline, "{what}");
         std::thread::sleep(Duration::from_millis(20));
@@ -189,9 +190,11 @@ setInterval(() => { const end = Date.now() + 5; while (Date.now() < end) {} }, 1
         ("child", format!("313.{}", std::process::id())),
         ("daemon", format!("314.{}", std::process::id())),
     ] {
+        // Its processes sleep over five minutes or live until killed: the
+        // bound is generous, so a loaded machine does not fail a slow kill.
         assert_all_end(
             &marker,
-            Duration::from_secs(5),
+            Duration::from_secs(30),
             &format!("the plugin's {name} process outlived `yohost run`"),
         );
     }

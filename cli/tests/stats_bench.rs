@@ -234,10 +234,10 @@ fn bench_spaces_its_calls_by_the_gap_asked_for() {
         let doc: Value = serde_json::from_str(&stdout).unwrap();
         (started.elapsed(), doc)
     };
-    let (back_to_back, doc) = timed(&[]);
+    let (_, doc) = timed(&[]);
     assert_eq!(doc["gap_us"], 0.0);
     // A gap long enough that the waits (about 5 s in all) outweigh what
-    // starting and loading vary by between two processes.
+    // starting and loading take on an idle machine.
     let (spaced, doc) = timed(&["--gap-us", "50000"]);
     assert_eq!(doc["gap_us"], 50000.0);
     // Every call, timed or warming up (a tenth as many), waits the gap.
@@ -246,9 +246,14 @@ fn bench_spaces_its_calls_by_the_gap_asked_for() {
         .map(|p| p["hooks"].as_array().unwrap().len())
         .sum();
     let waited = std::time::Duration::from_millis(50) * (hooks as u32 * 11);
+    // Each gap is waited in full, so the spaced run takes at least the sum
+    // of the waits: a lower bound that a loaded machine only exceeds, where
+    // comparing against the back-to-back run raced the two processes'
+    // start-up times (CI beside other builds). A bench that did not wait
+    // ends well within it.
     assert!(
-        spaced.saturating_sub(back_to_back) >= waited * 4 / 5,
-        "{hooks} hooks, 11 calls each: {spaced:?} spaced against {back_to_back:?} back to back"
+        spaced >= waited,
+        "{hooks} hooks, 11 calls each: {spaced:?} spaced, under the {waited:?} of waits"
     );
     let policy = hook(plugin(&doc["plugins"], "rust-policy"), "before_tool").unwrap();
     assert!(policy["median_us"].as_f64().unwrap() > 0.0, "{policy}");

@@ -27,8 +27,18 @@ use yohost::PluginHost;
 /// run.
 const SCENARIO: &str = "YOHOST_TEST_SCENARIO";
 
-/// How long a scenario's process may take before it counts as hung.
-const HUNG_AFTER: Duration = Duration::from_secs(60);
+/// How long a scenario's process may take before it counts as hung. Its
+/// hostile imports hold on for an hour or forever, so a hang still exceeds
+/// this; it is generous so that a loaded machine (CI beside other builds)
+/// does not fail a scenario that is merely slow.
+const HUNG_AFTER: Duration = Duration::from_secs(180);
+
+/// A generous bound on wall time for a step that must not wait for a
+/// hostile import (which holds on for an hour or forever): a step that
+/// waited would exceed it, a loaded machine would not. What the step did
+/// (refused at its deadline, or at once, naming the holder) is asserted by
+/// its outcome.
+const NOT_HUNG: Duration = Duration::from_secs(60);
 
 /// Run `scenario` in a child process of this test binary, named by `test`
 /// (the calling test's name), and fail if it fails or hangs.
@@ -148,8 +158,10 @@ fn a_plugin_holding_the_interpreter_at_import_leaves_the_other_engines_serving()
             let host = PluginHost::open(dir.path()).unwrap();
             let opened_in = started.elapsed();
             // The holder's deadline (1 s), then a second's wait for the
-            // interpreter, and the rest is quick.
-            assert!(opened_in < Duration::from_secs(6), "{opened_in:?}");
+            // interpreter, and the rest is quick. The holder never lets go,
+            // so the refusals below prove the deadline; the bound only
+            // catches a hang, generously, so a busy machine does not fail it.
+            assert!(opened_in < NOT_HUNG, "{opened_in:?}");
             let holder = first_refusal(&logs, "b_holder");
             assert!(
                 holder.contains("did not finish within its load deadline of 1s"),
@@ -168,9 +180,13 @@ fn a_plugin_holding_the_interpreter_at_import_leaves_the_other_engines_serving()
             let started = Instant::now();
             host.reload();
             let _ = host.snapshot();
-            assert!(started.elapsed() < Duration::from_secs(2));
+            // Refused as wedged, not at its load deadline: the outcome
+            // proves "at once"; the clock only catches a hang, generously.
+            assert!(started.elapsed() < NOT_HUNG, "{:?}", started.elapsed());
             let later = refusal(&host, "e_before");
             assert!(later.contains("plugin 'b_holder'"), "{later}");
+            assert!(later.contains("unavailable until it lets go"), "{later}");
+            assert!(!later.contains("load deadline"), "{later}");
 
             // The JS policy judges calls; the Python filter loaded before
             // the holder fails closed at once, withholding the output.
@@ -182,7 +198,10 @@ fn a_plugin_holding_the_interpreter_at_import_leaves_the_other_engines_serving()
             let mut agent = agent.with_extension(host.extension());
             let started = Instant::now();
             let results = tool_results(&run(&mut agent, "go").await);
-            assert!(started.elapsed() < Duration::from_secs(2));
+            // Failing closed at once shows in the outcome (the filter is
+            // unavailable, it did not time out); the clock only catches a
+            // hang, generously.
+            assert!(started.elapsed() < NOT_HUNG, "{:?}", started.elapsed());
             assert_eq!(results.len(), 2, "{results:?}");
             assert!(
                 results[0].2 && results[0].1.contains("the js policy says no"),
@@ -191,6 +210,10 @@ fn a_plugin_holding_the_interpreter_at_import_leaves_the_other_engines_serving()
             assert!(
                 results[1].2 && results[1].1.contains("a_after"),
                 "{results:?}"
+            );
+            assert!(
+                results[1].1.contains("is unloaded") && !results[1].1.contains("timed out"),
+                "failed closed at once, not at its deadline: {results:?}"
             );
             assert!(!results[1].1.contains("fine"), "withheld: {results:?}");
         },
@@ -227,14 +250,21 @@ fn python_plugins_serve_again_once_the_interpreter_is_let_go() {
             tokio::time::sleep(Duration::from_millis(1500)).await;
             let started = Instant::now();
             let results = echo().await;
-            assert!(started.elapsed() < Duration::from_secs(2));
+            // Failing closed at once shows in the outcome (unavailable, not
+            // timed out); the clock only catches a hang, generously.
+            assert!(started.elapsed() < NOT_HUNG, "{:?}", started.elapsed());
             assert!(
                 results[0].2 && results[0].1.contains("plugin 'a_before'"),
                 "{results:?}"
             );
-            // Eight seconds after the import began, it lets go.
+            assert!(
+                results[0].1.contains("is unloaded") && !results[0].1.contains("timed out"),
+                "failed closed at once, not at its deadline: {results:?}"
+            );
+            // Eight seconds after the import began, it lets go. (Waited for
+            // generously: a loaded machine may be slow to see it.)
             let mut results = echo().await;
-            while results[0].2 && opened.elapsed() < Duration::from_secs(30) {
+            while results[0].2 && opened.elapsed() < Duration::from_secs(60) {
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 results = echo().await;
             }
@@ -287,6 +317,7 @@ fn a_thread_holding_the_interpreter_makes_python_calls_fail_closed() {
                 "{results:?}"
             );
             assert!(took >= Duration::from_millis(300), "{took:?}");
+            assert!(results[0].1.contains("timed out"), "{results:?}");
             // Once a wait has lasted a second, calls fail closed at once.
             tokio::time::sleep(Duration::from_millis(1000)).await;
             let (results, took) = echo("fine").await;
@@ -297,7 +328,14 @@ fn a_thread_holding_the_interpreter_makes_python_calls_fail_closed() {
                         .contains("plugin 'thread-holds-the-interpreter'"),
                 "{results:?}"
             );
-            assert!(took < Duration::from_millis(300), "{took:?}");
+            // At once: refused as unavailable, not timed out at its
+            // deadline. The outcome proves it; the clock only catches a
+            // hang, generously, so a busy machine does not fail it.
+            assert!(
+                results[0].1.contains("is unloaded") && !results[0].1.contains("timed out"),
+                "failed closed at once, not at its deadline: {results:?}"
+            );
+            assert!(took < NOT_HUNG, "{took:?}");
             // The JS policy still judges.
             let (results, _) = echo("forbidden").await;
             assert!(
@@ -325,11 +363,10 @@ fn sleeping_exiting_and_thread_leaving_imports_never_take_the_host_down() {
             install(dir.path(), "d_after", "only_after.py");
             let started = Instant::now();
             let host = PluginHost::open(dir.path()).unwrap();
-            assert!(
-                started.elapsed() < Duration::from_secs(3),
-                "{:?}",
-                started.elapsed()
-            );
+            // The sleeper sleeps for an hour and the spinner spins forever:
+            // the refusals below prove the deadlines; the bound only
+            // catches a hang, generously, so a busy machine does not fail it.
+            assert!(started.elapsed() < NOT_HUNG, "{:?}", started.elapsed());
             let sleeper = refusal(&host, "a_sleeper");
             assert!(
                 sleeper.contains("did not finish within its load deadline of 500ms"),

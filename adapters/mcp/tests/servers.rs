@@ -827,9 +827,11 @@ async fn a_server_s_process_ends_with_its_host() {
     assert!(host.refused().is_empty(), "{:?}", host.refused());
     assert_eq!(running("marker-for-the-mortal-test").len(), 1);
     drop(host);
+    // The server lives until killed: the bound is generous, so a loaded
+    // machine does not fail a slow kill.
     assert_all_end(
         "marker-for-the-mortal-test",
-        std::time::Duration::from_secs(5),
+        std::time::Duration::from_secs(30),
         "the server outlived its host",
     );
 }

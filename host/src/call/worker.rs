@@ -225,18 +225,34 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_slow_call_never_holds_up_another() {
         let slot = Arc::new(WorkerSlot::new("busy"));
+        // The slow call runs until the quick one has answered: queued
+        // behind it, the quick call could never answer. Shown by order, not
+        // by the clock; the timeouts only keep a failure from hanging, and
+        // are generous so a loaded machine does not fail it.
+        let (began, has_begun) = tokio::sync::oneshot::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
         let slow = tokio::spawn({
             let slot = Arc::clone(&slot);
             async move {
-                slot.run(|| std::thread::sleep(Duration::from_secs(2)))
-                    .await
+                slot.run(move || {
+                    let _ = began.send(());
+                    released.recv_timeout(Duration::from_secs(60)).is_ok()
+                })
+                .await
             }
         });
-        // Let the slow call reach its worker first.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let quick = tokio::time::timeout(Duration::from_secs(1), slot.run(|| 7)).await;
+        // The slow call has reached its worker first.
+        tokio::time::timeout(Duration::from_secs(30), has_begun)
+            .await
+            .expect("the slow call started")
+            .unwrap();
+        let quick = tokio::time::timeout(Duration::from_secs(30), slot.run(|| 7)).await;
         assert_eq!(quick.expect("not queued behind the slow call").unwrap(), 7);
-        slow.await.unwrap().unwrap();
+        release.send(()).unwrap();
+        assert!(
+            slow.await.unwrap().unwrap(),
+            "the slow call ran until released"
+        );
     }
 
     #[tokio::test]

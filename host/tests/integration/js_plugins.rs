@@ -283,8 +283,11 @@ async fn fails_closed(behaviour: &str, error_kind: &str, detail: &str) {
         ("echo".into(), "fine".into(), false),
         "after {behaviour}"
     );
+    // A held engine would time the call out (its deadline is 300 ms): the
+    // reply above proves the engine is free; the bound only catches a hang,
+    // generously, so a loaded machine does not fail it.
     assert!(
-        started.elapsed() < std::time::Duration::from_millis(250),
+        started.elapsed() < std::time::Duration::from_secs(30),
         "the engine is free again"
     );
 }

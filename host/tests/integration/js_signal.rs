@@ -30,8 +30,10 @@ export default definePlugin({
 "#;
 
 /// Poll the captured plugin log lines for one starting with `prefix`.
+/// Generous, so a loaded machine does not fail it; it returns as soon as the
+/// line is there.
 async fn logged_soon(logs: &Captured, prefix: &str) -> Option<String> {
-    let until = Instant::now() + Duration::from_secs(5);
+    let until = Instant::now() + Duration::from_secs(30);
     while Instant::now() < until {
         let found = logs.plugin_lines().into_iter().find_map(|l| {
             let message = l["fields"]["message"].as_str()?.to_string();
@@ -90,8 +92,10 @@ async fn a_cancelled_run_aborts_the_calls_signal_at_once() {
     let outcome = call_wait(&host, limits).await;
     canceller.await.unwrap();
     assert!(matches!(outcome, Err(CallError::Cancelled)), "{outcome:?}");
+    // The outcome (cancelled, not timed out) proves it; the bound, half the
+    // call's 60 s deadline, is generous so a loaded machine does not fail it.
     assert!(
-        started.elapsed() < Duration::from_secs(10),
+        started.elapsed() < Duration::from_secs(30),
         "not left to its deadline"
     );
     let line = logged_soon(&logs, "aborted: ").await;

@@ -641,7 +641,9 @@ pub async fn error_fails_closed(engine: Engine) {
 pub async fn hang_times_out(engine: Engine) {
     let started = std::time::Instant::now();
     fails_closed(engine, "hang", "timeout", SHORT_TIMEOUTS).await;
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The reply never comes: the outcome (a timeout) proves the deadline;
+    // the bound catches a hang, generous so a loaded machine does not fail it.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
 
 /// `spin`: a busy loop.
@@ -751,7 +753,9 @@ pub async fn mute_server_is_refused(engine: Engine) {
     install(dir.path(), &name, "[timeouts]\nload = 500\n");
     let started = std::time::Instant::now();
     let host = crate::harness::open(dir.path());
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The server never answers: the refusal below proves the load deadline;
+    // the bound catches a hang, generous so a loaded machine does not fail it.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
     assert!(
         host.refused().iter().any(|r| r.name == name),
         "{:?}",

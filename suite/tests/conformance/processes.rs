@@ -13,7 +13,11 @@ use std::time::{Duration, Instant};
 use yohost::PluginHost;
 
 /// How long a process a plugin started may take to end once it should.
-const FIVE_SECONDS: Duration = Duration::from_secs(5);
+/// How long a process may take to end once it should: the processes
+/// watched sleep for over five minutes, are stopped, or live until killed,
+/// so one never ended still exceeds this; it is generous, so a loaded
+/// machine (CI beside other builds) does not fail a slow kill.
+const ENDS_WITHIN: Duration = Duration::from_secs(30);
 
 /// A variable of the host's that no plugin is granted.
 const HOST_SECRET: (&str, &str) = ("YOHOST_CONFORMANCE_HOST_SECRET", "host-secret-5d1c");
@@ -94,9 +98,10 @@ fn read(path: &Path) -> (&'static str, serde_json::Value) {
     ("fx_read", json!({ "path": path }))
 }
 
-/// Wait up to five seconds for `file` to be written.
+/// Wait up to 30 seconds for `file` to be written (generous, so a loaded
+/// machine does not fail it; a file never written still fails).
 fn assert_written(file: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while !file.exists() {
         assert!(
             Instant::now() < deadline,
@@ -222,7 +227,7 @@ pub async fn nothing_outlives_the_deadline_or_the_host(engine: Engine) {
             assert_written(&out.join("overran.started"));
             assert_all_end(
                 &marker("overran"),
-                FIVE_SECONDS,
+                ENDS_WITHIN,
                 "a process started by a call that overran",
             );
         }
@@ -236,12 +241,12 @@ pub async fn nothing_outlives_the_deadline_or_the_host(engine: Engine) {
     drop(fx);
     assert_all_end(
         &marker("left"),
-        FIVE_SECONDS,
+        ENDS_WITHIN,
         "a process a plugin left running, once the host was dropped",
     );
     assert_all_end(
         &folder,
-        FIVE_SECONDS,
+        ENDS_WITHIN,
         "the plugin's own process, once the host was dropped",
     );
 }
@@ -389,7 +394,9 @@ pub async fn process_cannot_reach_the_kernel_surface(engine: Engine) {
         );
     }
     drop(fx);
-    let deadline = Instant::now() + Duration::from_secs(5);
+    // Generous, so a loaded machine does not fail it; a folder never
+    // removed still fails.
+    let deadline = Instant::now() + Duration::from_secs(30);
     while tmpdir.exists() {
         assert!(
             Instant::now() < deadline,
@@ -515,9 +522,10 @@ pub async fn a_fork_bomb_meets_the_plugin_s_task_limit(engine: Engine) {
         );
     }
     drop(fx);
+    // Generous, so a loaded machine does not fail a slow reaping.
     assert_all_end(
         &marker,
-        Duration::from_secs(20),
+        Duration::from_secs(60),
         "the bomb's processes, once the host was dropped",
     );
 }

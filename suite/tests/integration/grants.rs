@@ -255,8 +255,11 @@ async fn a_fifo_does_not_block_and_a_huge_file_is_not_read() {
     assert!(answers[1].starts_with("error EFBIG"), "{answers:?}");
     let answers = ask_pi(&host, &[&format!("read|{}", fifo.display())]).await;
     assert!(answers[0].starts_with("error EINVAL"), "{answers:?}");
+    // A read of the FIFO would block forever (the answers above show it
+    // did not, and was refused); the bound is generous so a loaded machine
+    // does not fail it.
     assert!(
-        started.elapsed() < Duration::from_secs(10),
+        started.elapsed() < Duration::from_secs(60),
         "nothing blocked"
     );
 }

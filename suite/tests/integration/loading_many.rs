@@ -18,7 +18,6 @@ use crate::plugin_dirs;
 use plugin_dirs::{write_mixed, write_plugin, Kind, Libraries};
 use serde_json::json;
 use std::path::Path;
-use std::time::{Duration, Instant};
 use support::*;
 use yohost::{LoadError, PluginHost};
 
@@ -100,15 +99,41 @@ fn plugins_slow_to_load_load_side_by_side() {
     );
     assert_eq!(PluginHost::open(warm.path()).unwrap().plugins().len(), 1);
     let dir = plugin_dir();
-    write(dir.path(), "slow_a.py", SLOW_PYTHON);
-    write(dir.path(), "slow_b.ts", SLOW_TS);
-    let started = Instant::now();
+    write(
+        dir.path(),
+        "slow_a.py",
+        &SLOW_PYTHON.replace(
+            "time.sleep(1)\n",
+            "from yohost import log\nlog.info('a begins')\ntime.sleep(1)\nlog.info('a ends')\n",
+        ),
+    );
+    write(
+        dir.path(),
+        "slow_b.ts",
+        &SLOW_TS
+            .replace("const until", "console.log(\"b begins\");\nconst until")
+            .replace(
+                "while (Date.now() < until) {}\n",
+                "while (Date.now() < until) {}\nconsole.log(\"b ends\");\n",
+            ),
+    );
+    let (logs, _guard) = capture_logs();
     let host = PluginHost::open(dir.path()).unwrap();
-    let took = started.elapsed();
     assert_eq!(names(&host), ["slow_a", "slow_b"], "{:?}", host.refused());
+    // Side by side: each load began before the other ended (a second
+    // apart). Shown by the order of the plugins' own lines, not by the
+    // clock, which a loaded machine cannot race; one load after the other
+    // would log all of one before any of the other.
+    let lines = logs.plugin_lines();
+    let at = |message: &str| {
+        lines
+            .iter()
+            .position(|l| l["fields"]["message"] == message)
+            .unwrap_or_else(|| panic!("{message:?} in {lines:?}"))
+    };
     assert!(
-        took < Duration::from_millis(1800),
-        "two loads of a second each took {took:?}"
+        at("a begins") < at("b ends") && at("b begins") < at("a ends"),
+        "the two loads of a second each ran one after the other: {lines:?}"
     );
 }
 

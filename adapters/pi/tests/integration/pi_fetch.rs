@@ -200,7 +200,10 @@ async fn a_server_that_never_answers_fails_the_call_at_its_deadline() {
     let started = Instant::now();
     let url = format!("http://127.0.0.1:{}/", server.port);
     let got = get(&host, vec![json!({ "url": url })]).await;
-    assert!(started.elapsed() < Duration::from_secs(10), "{got:?}");
+    // The server never answers: the outcome (no reply, the call failed) and
+    // a bound that a call left waiting would exceed, generous so a loaded
+    // machine does not fail it.
+    assert!(started.elapsed() < Duration::from_secs(60), "{got:?}");
     assert_eq!(got.len(), 1, "{got:?}");
     assert!(!got[0].starts_with("200"), "{got:?}");
 }
@@ -275,7 +278,9 @@ async fn a_check_reports_a_request_and_makes_none() {
 
     let ran = open(dir.path()).unwrap();
     assert!(ran.refused().is_empty(), "{:?}", ran.refused());
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // Generous, so a loaded machine does not fail it; a request never
+    // made still fails.
+    let deadline = Instant::now() + Duration::from_secs(30);
     while server.connections.load(Ordering::SeqCst) == 0 {
         assert!(
             Instant::now() < deadline,

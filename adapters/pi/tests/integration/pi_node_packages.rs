@@ -299,8 +299,11 @@ async fn an_mcp_server_that_never_answers_fails_closed_at_the_deadline() {
     let mut agent = agent.with_extension(host.extension());
     let started = Instant::now();
     let events = run(&mut agent, "echo it").await;
+    // The server never answers: the outcome below (the call failed closed)
+    // and a bound a call left waiting would exceed, generous (15x its
+    // deadline) so a loaded machine does not fail it.
     assert!(
-        started.elapsed() < Duration::from_secs(20),
+        started.elapsed() < Duration::from_secs(60),
         "{:?}",
         started.elapsed()
     );

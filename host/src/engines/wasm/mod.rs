@@ -27,6 +27,7 @@
 //!   thread, and calls of other runs take another worker meanwhile.
 
 pub mod cache;
+mod denied;
 mod released;
 pub mod runtime;
 pub mod sandbox;

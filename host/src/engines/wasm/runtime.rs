@@ -42,6 +42,7 @@ pub(super) fn build(versions: &'static [&'static dyn WitVersion]) -> wasmtime::R
     let engine = Engine::new(&config)?;
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    super::denied::add_to_linker(&mut linker)?;
     for version in versions {
         version.add_to_linker(&mut linker)?;
     }

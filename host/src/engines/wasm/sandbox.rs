@@ -7,7 +7,9 @@
 //! under the path as written in the manifest; the environment variables in
 //! `env` (their values at load); the network only with `network = true`.
 //! Never granted: any other file, variable or address, the wall clock (it
-//! reads as 1970-01-01), stdin. Stdout and stderr are discarded: plugins log
+//! reads as 1970-01-01), stdin. A path outside every granted directory
+//! reaches the [deny root](super::denied) and fails as a permission error
+//! naming the grant to add. Stdout and stderr are discarded: plugins log
 //! through the `host` import.
 
 use crate::load::discovery::Candidate;
@@ -77,6 +79,15 @@ impl Grants {
         }
     }
 
+    /// Whether the sandbox preopens the deny root: unless a granted folder
+    /// already takes every path (a grant of `/` or `.`).
+    fn deny_root(&self) -> bool {
+        !self
+            .dirs
+            .iter()
+            .any(|(_, guest, _)| takes_every_path(guest))
+    }
+
     /// A fresh WASI context with exactly these grants.
     fn wasi(&self) -> Result<WasiCtx, String> {
         let mut builder = WasiCtxBuilder::new();
@@ -89,6 +100,16 @@ impl Grants {
             .allow_ip_name_lookup(self.network);
         if self.network {
             builder.inherit_network();
+        }
+        if self.deny_root() {
+            // Opened, then removed: an empty folder nothing can be made in.
+            let empty = tempfile::Builder::new()
+                .prefix("yohost-wasm-root")
+                .tempdir()
+                .map_err(|e| format!("cannot make the Wasm sandbox's root: {e}"))?;
+            builder
+                .preopened_dir(empty.path(), ROOT, FsPerms::ReadOnly)
+                .map_err(|e| format!("cannot open the Wasm sandbox's root: {e}"))?;
         }
         for (host, guest, perms) in &self.dirs {
             builder
@@ -176,6 +197,12 @@ pub(super) struct State {
     pub plugin: String,
     /// When the current call must stop.
     pub deadline: Instant,
+    /// Whether the preopen named `/` is the deny root.
+    pub deny_root_wanted: bool,
+    /// The identity of the deny root, once the guest listed its preopens.
+    pub deny_root: Option<usize>,
+    /// The identities of the preopened folders and their guest names.
+    pub preopens: Vec<(usize, String)>,
     /// The current call's run cancel.
     pub cancel: CancellationToken,
 }
@@ -194,6 +221,9 @@ impl State {
             run_id: run_id.to_string(),
             plugin: plugin.to_string(),
             deadline: Instant::now(),
+            deny_root_wanted: grants.deny_root(),
+            deny_root: None,
+            preopens: Vec::new(),
             cancel: CancellationToken::new(),
         })
     }
@@ -215,6 +245,42 @@ impl WasiView for State {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+/// The guest path of the deny root.
+pub(super) const ROOT: &str = "/";
+
+/// Whether `guest` (a granted folder as the guest sees it) takes every path
+/// the deny root would: wasi-libc strips leading `/` and `./` from preopen
+/// names, and an empty name matches every path.
+fn takes_every_path(guest: &str) -> bool {
+    let mut rest = guest;
+    loop {
+        if let Some(r) = rest.strip_prefix('/') {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("./") {
+            rest = r;
+        } else if rest == "." {
+            rest = "";
+        } else {
+            return rest.is_empty();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_root_or_dot_grant_takes_every_path() {
+        for guest in ["/", ".", "./", "//", ""] {
+            assert!(takes_every_path(guest), "{guest}");
+        }
+        for guest in ["data", "/etc", "./data", "../shared"] {
+            assert!(!takes_every_path(guest), "{guest}");
         }
     }
 }
