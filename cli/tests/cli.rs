@@ -625,3 +625,47 @@ fn check_reports_writes_and_processes_the_grants_would_deny_as_denied() {
         "{warnings:?}"
     );
 }
+
+/// A Rust plugin's `entry` under its folder's `target/` is found where
+/// `CARGO_TARGET_DIR` makes cargo build it: the scaffold's `entry` works
+/// under any target dir, and without the variable the error says to build.
+#[test]
+fn an_entry_under_target_is_found_where_cargo_target_dir_builds_it() {
+    let dir = plugin_dir();
+    let plugin = dir.path().join("policy");
+    let name = format!(
+        "{}rust_policy{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    write(
+        &plugin,
+        "plugin.toml",
+        &format!("entry = \"target/debug/{name}\"\n"),
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(elsewhere.path().join("debug")).unwrap();
+    std::fs::copy(
+        example_dylib("example_policy"),
+        elsewhere.path().join("debug").join(&name),
+    )
+    .unwrap();
+    let path = dir.path().to_str().unwrap();
+    let moved = [(
+        "CARGO_TARGET_DIR".to_string(),
+        elsewhere.path().to_str().unwrap().to_string(),
+    )];
+    let (code, stdout, stderr) = yohost_with(&["check", path], dir.path(), &moved);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("loaded"), "{stdout}");
+    let (code, stdout, _) = yohost_with(
+        &["check", path],
+        dir.path(),
+        &[("CARGO_TARGET_DIR".to_string(), "/nowhere".to_string())],
+    );
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains("which does not exist: build the plugin first"),
+        "{stdout}"
+    );
+}

@@ -163,6 +163,42 @@ pub(crate) fn inspect(path: &Path, proposals: &dyn Fn(&Path) -> Vec<FolderEntry>
 /// What to do about a missing `entry` that cargo builds (under a
 /// `target/` folder): build it, and where cargo puts it instead when
 /// `CARGO_TARGET_DIR` moves its output.
+/// `entry` itself, or, when it is a build artifact under the folder's
+/// `target/` that is not there and `CARGO_TARGET_DIR` is set (cargo then
+/// builds into that folder instead), the same artifact there if it is: a
+/// scaffold's `entry` works under any target dir.
+fn built_elsewhere(entry: PathBuf) -> PathBuf {
+    if entry.exists() {
+        return entry;
+    }
+    let Some(target_dir) = std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) else {
+        return entry;
+    };
+    let mut parts = entry.components();
+    let mut before = PathBuf::new();
+    for part in parts.by_ref() {
+        if part.as_os_str() == "target" {
+            break;
+        }
+        before.push(part);
+    }
+    let rest = parts.as_path();
+    if rest.as_os_str().is_empty() || before == entry {
+        return entry;
+    }
+    let target_dir = PathBuf::from(target_dir);
+    let elsewhere = if target_dir.is_absolute() {
+        target_dir.join(rest)
+    } else {
+        before.join(target_dir).join(rest)
+    };
+    if elsewhere.is_file() {
+        elsewhere
+    } else {
+        entry
+    }
+}
+
 fn build_hint(entry: &Path) -> String {
     let built = entry.components().any(|c| c.as_os_str() == "target");
     if !built {
@@ -171,7 +207,7 @@ fn build_hint(entry: &Path) -> String {
     let moved = std::env::var_os("CARGO_TARGET_DIR")
         .map(|dir| {
             format!(
-                "; CARGO_TARGET_DIR is set, so cargo builds into {} instead: point `entry` there",
+                "; CARGO_TARGET_DIR is set, so cargo builds into {} instead, where it is not either",
                 Path::new(&dir).display()
             )
         })
@@ -255,7 +291,7 @@ fn inspect_folder(
     })?;
     let entry = match &manifest.entry {
         Some(entry) => {
-            let entry = dir.join(entry);
+            let entry = built_elsewhere(dir.join(entry));
             match std::fs::metadata(&entry) {
                 Ok(meta) if meta.is_file() => entry,
                 Ok(meta) => {
