@@ -12,14 +12,12 @@
 //! - a check makes no request: a fetch at load is reported as a warning,
 //!   and the server sees no connection.
 
+use crate::loopback::serve;
 use crate::support;
 
 use serde_json::json;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::atomic::Ordering;
 use support::*;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use yohost::{PluginHost, Status};
 
 /// A tool `get` that fetches `url` (POSTing `body` as a `Request` when
@@ -43,55 +41,6 @@ const get = defineTool<{ url: string; body?: string }>({
 
 export default definePlugin({ name: "fetcher", tools: [get] });
 "#;
-
-/// A server on 127.0.0.1 answering every connection with `reply`; it
-/// records what each request sent and counts connections.
-struct Server {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-    requests: Arc<Mutex<Vec<String>>>,
-}
-
-async fn serve(reply: &'static str) -> Server {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let connections = Arc::new(AtomicUsize::new(0));
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let (counted, recorded) = (connections.clone(), requests.clone());
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                return;
-            };
-            counted.fetch_add(1, Ordering::SeqCst);
-            let recorded = recorded.clone();
-            tokio::spawn(async move {
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 4096];
-                // Read the head and, for a POST, the short body after it.
-                while let Ok(Ok(n)) =
-                    tokio::time::timeout(Duration::from_millis(200), socket.read(&mut buf)).await
-                {
-                    if n == 0 {
-                        break;
-                    }
-                    seen.extend_from_slice(&buf[..n]);
-                }
-                recorded
-                    .lock()
-                    .unwrap()
-                    .push(String::from_utf8_lossy(&seen).into_owned());
-                let _ = socket.write_all(reply.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    Server {
-        port,
-        connections,
-        requests,
-    }
-}
 
 const HELLO: &str =
     "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Test: yes\r\nConnection: close\r\n\r\nhello";

@@ -7,6 +7,9 @@
 //! `VIRTUAL_ENV`, the CPU mask) or run themselves as child processes stay
 //! binaries of their own, beside this folder.
 
+#[cfg(feature = "js")]
+#[path = "../support/loopback.rs"]
+mod loopback;
 #[path = "../support/mod.rs"]
 mod support;
 #[path = "../support/wasm_guests.rs"]

@@ -2,6 +2,8 @@
 //! binary (one link and one process for all of them). The file-watch test,
 //! which counts the process's threads and watches, is a binary of its own.
 
+#[path = "../../../../host/tests/support/loopback.rs"]
+mod loopback;
 #[path = "../package/mod.rs"]
 mod package;
 #[path = "../../../../host/tests/support/mod.rs"]

@@ -75,6 +75,39 @@ fn join(under: &str, path: &str) -> String {
     }
 }
 
+/// Replace `name`, a read of a path at a descriptor (`stat-at`,
+/// `metadata-hash-at`), with `real` behind the deny root.
+fn read_at<R>(
+    types: &mut wasmtime::component::LinkerInstance<'_, State>,
+    name: &str,
+    real: fn(
+        &mut wasmtime_wasi::filesystem::WasiFilesystemCtxView<'_>,
+        Resource<Descriptor>,
+        fs::PathFlags,
+        String,
+    ) -> FsResult<R>,
+) -> wasmtime::Result<()>
+where
+    R: wasmtime::component::ComponentType + wasmtime::component::Lower + Send + Sync + 'static,
+{
+    types.func_wrap(
+        name,
+        move |mut store: StoreContextMut<'_, State>,
+              (fd, path_flags, path): (Resource<Descriptor>, fs::PathFlags, String)| {
+            let borrowed = Resource::<Descriptor>::new_borrow(fd.rep());
+            let request = Request {
+                fd: &fd,
+                path: &path,
+                write: false,
+            };
+            let result = guarded(&mut store, request, |view| {
+                real(view, borrowed, path_flags, path.clone())
+            })?;
+            Ok((result,))
+        },
+    )
+}
+
 /// Refuse `request` when it goes through the deny root; else run `real`,
 /// and log its refusal when it leaves a granted folder by `..` (answered
 /// as `access` too) or writes to a folder granted for reading only.
@@ -161,37 +194,15 @@ pub(super) fn add_to_linker(linker: &mut Linker<State>) -> wasmtime::Result<()> 
             Ok((result,))
         },
     )?;
-    types.func_wrap(
+    read_at(
+        &mut types,
         "[method]descriptor.stat-at",
-        |mut store: StoreContextMut<'_, State>,
-         (fd, path_flags, path): (Resource<Descriptor>, fs::PathFlags, String)| {
-            let borrowed = Resource::<Descriptor>::new_borrow(fd.rep());
-            let request = Request {
-                fd: &fd,
-                path: &path,
-                write: false,
-            };
-            let result = guarded(&mut store, request, |view| {
-                fs::HostDescriptor::stat_at(view, borrowed, path_flags, path.clone())
-            })?;
-            Ok((result,))
-        },
+        |view, fd, flags, path| fs::HostDescriptor::stat_at(view, fd, flags, path),
     )?;
-    types.func_wrap(
+    read_at(
+        &mut types,
         "[method]descriptor.metadata-hash-at",
-        |mut store: StoreContextMut<'_, State>,
-         (fd, path_flags, path): (Resource<Descriptor>, fs::PathFlags, String)| {
-            let borrowed = Resource::<Descriptor>::new_borrow(fd.rep());
-            let request = Request {
-                fd: &fd,
-                path: &path,
-                write: false,
-            };
-            let result = guarded(&mut store, request, |view| {
-                fs::HostDescriptor::metadata_hash_at(view, borrowed, path_flags, path.clone())
-            })?;
-            Ok((result,))
-        },
+        |view, fd, flags, path| fs::HostDescriptor::metadata_hash_at(view, fd, flags, path),
     )?;
     types.func_wrap(
         "[method]descriptor.readlink-at",
