@@ -129,7 +129,8 @@ fn a_folder_named_in_yohostignore_is_not_a_plugin() {
         "guard.ts",
         "export default { before_tool() { return null; } };\n",
     );
-    write(dir.path(), "shared/strings.ts", "export const x = 1;\n");
+    write(dir.path(), "shared/lib/strings.ts", "export const x = 1;\n");
+    write(dir.path(), "shared/README.md", "helpers\n");
     write(dir.path(), "notes/todo.json", "{}");
     let check = |dir: &Path| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_yohost"))
@@ -138,23 +139,29 @@ fn a_folder_named_in_yohostignore_is_not_a_plugin() {
             .output()
             .unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let names: Vec<String> = doc["plugins"]
-            .as_array()
-            .unwrap()
+        let plugins = doc["plugins"].as_array().unwrap().clone();
+        let names: Vec<String> = plugins
             .iter()
             .map(|p| p["name"].as_str().unwrap().to_string())
             .collect();
-        (out.status.code(), names)
+        (out.status.code(), names, plugins)
     };
-    let (code, names) = check(dir.path());
+    let (code, names, plugins) = check(dir.path());
     assert_eq!(code, Some(1), "a helper folder is refused: {names:?}");
     assert_eq!(names, ["guard", "notes", "shared"]);
+    // The refusal names the plugin file deeper down by its own path, and
+    // the way to mark the folder as not a plugin.
+    let reason = plugins[2]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("shared/lib/strings.ts below its top") && reason.contains(".yohostignore"),
+        "{reason}"
+    );
     write(
         dir.path(),
         ".yohostignore",
         "# helpers, not plugins\nshared/\nnotes  # kept by hand\n",
     );
-    let (code, names) = check(dir.path());
+    let (code, names, _) = check(dir.path());
     assert_eq!(code, Some(0), "{names:?}");
     assert_eq!(names, ["guard"]);
 }

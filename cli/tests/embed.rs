@@ -6,7 +6,8 @@
 //! `Cargo.toml` lines it builds with: the page's code is the example's, and
 //! every crate the page names is one this package depends on. Its Python is the
 //! interpreter it was built against (`PYO3_PYTHON`, else `python3`), through
-//! the rpath its build script adds.
+//! the rpath its build script adds. And a crate of the page alone builds
+//! and runs, as a new user's would.
 
 #[path = "../../host/tests/support/mod.rs"]
 mod support;
@@ -143,4 +144,69 @@ fn the_embedding_page_shows_the_example_whole_with_the_crates_it_builds_with() {
             "the page's Cargo.toml lacks `{crate_name}`"
         );
     }
+}
+
+/// The blocks of `page` that follow `heading`, up to the next `## `.
+fn section<'a>(page: &'a str, heading: &str) -> &'a str {
+    let start = page.find(heading).unwrap_or_else(|| panic!("{heading}"));
+    let rest = &page[start + heading.len()..];
+    &rest[..rest.find("\n## ").unwrap_or(rest.len())]
+}
+
+/// A new user's crate made only of what docs/embedding.md shows (its
+/// `Cargo.toml` lines with `YOHOST` this checkout, its build profiles, its
+/// `build.rs` and its program) builds with `cargo build`, in the target dir
+/// of this build (so the dependencies built for these tests are reused) and
+/// against this workspace's lock (so it resolves the same versions); and the
+/// binary it makes runs the page's run: the example plugins deny the call.
+/// (Its path dependencies are not members of its workspace, so they build
+/// once more, without debug info, as `[profile.dev.package."*"]` says.)
+#[test]
+fn the_embedding_page_builds_as_a_crate_of_its_own() {
+    let cli = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let repo = cli.parent().unwrap();
+    let page = std::fs::read_to_string(repo.join("docs/embedding.md")).unwrap();
+    let dependencies = blocks(section(&page, "## Cargo.toml"), "toml")[0];
+    let profiles = blocks(section(&page, "## Build profiles"), "toml")[0];
+    let build_script = blocks(section(&page, "## Python: the libpython rpath"), "rust")[0];
+    let program = section(&page, "## The program")
+        .split("````rust\n")
+        .nth(1)
+        .and_then(|rest| rest.split("````").next())
+        .expect("the program's block");
+    let target = target_dir();
+    std::fs::create_dir_all(target.join("tmp")).unwrap();
+    let krate = tempfile::tempdir_in(target.join("tmp")).unwrap();
+    let manifest = format!(
+        "[package]\nname = \"my-agent\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [workspace]\n\n{}\n{profiles}",
+        dependencies.replace("YOHOST", repo.to_str().unwrap())
+    );
+    write(krate.path(), "Cargo.toml", &manifest);
+    write(krate.path(), "build.rs", build_script);
+    write(krate.path(), "src/main.rs", program);
+    std::fs::copy(repo.join("Cargo.lock"), krate.path().join("Cargo.lock")).unwrap();
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--offline", "--quiet"])
+        .current_dir(krate.path())
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "the page's crate does not build:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let binary = target
+        .join("debug")
+        .join(format!("my-agent{}", std::env::consts::EXE_SUFFIX));
+    let out = Command::new(&binary)
+        .arg(repo.join("examples"))
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the page's program runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("bash: Tool call denied"), "{stdout}");
+    assert!(!stdout.contains("would run"), "{stdout}");
 }

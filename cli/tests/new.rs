@@ -22,16 +22,6 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
-/// The workspace's target dir.
-fn target_dir() -> PathBuf {
-    examples_dir()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 fn yohost(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_yohost"))
         .args(args)

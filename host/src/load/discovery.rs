@@ -30,7 +30,7 @@
 
 use crate::load::error::LoadError;
 use crate::load::fingerprint::{folder_fingerprint, stat, Fingerprint};
-use crate::load::listing::passed_over;
+use crate::load::listing::{passed_over, plugin_files_below};
 use crate::load::manifest::{check_name, EngineChoice, Manifest, NameError, MANIFEST_FILE};
 use crate::load::source::{kind_of, read_text, ReadError};
 use crate::model::limits::MAX_SOURCE_BYTES;
@@ -69,6 +69,8 @@ pub struct Candidate {
     /// an engine that can (the JS engine) reports the processes and file
     /// writes the plugin asks for as warnings, and performs none.
     pub dry_run: bool,
+    /// Its [data folder](crate::load::data_dir), set by the host's registry.
+    pub data_dir: Option<PathBuf>,
 }
 
 impl Candidate {
@@ -312,8 +314,12 @@ fn inspect_folder(
                 }
             }
         }
-        None => obvious_entry(dir, manifest_path.is_file(), proposals)?
-            .ok_or_else(|| LoadError::UnknownFile(dir.to_path_buf()))?,
+        None => obvious_entry(dir, manifest_path.is_file(), proposals)?.ok_or_else(|| {
+            LoadError::NoEntry {
+                dir: dir.to_path_buf(),
+                deeper: plugin_files_below(dir, 3, |p| engine_for(p).is_some()),
+            }
+        })?,
     };
     let engine = engine_for(&entry).ok_or_else(|| LoadError::UnknownFile(entry.clone()))?;
     let mut fingerprint = folder_fingerprint(dir, &manifest);
@@ -382,6 +388,7 @@ impl Candidate {
             ecosystem,
             fingerprint,
             dry_run: false,
+            data_dir: None,
         })
     }
 
@@ -584,7 +591,7 @@ mod tests {
             "{refused:?}"
         );
         assert!(
-            matches!(refused[1].1, LoadError::UnknownFile(_)),
+            matches!(refused[1].1, LoadError::NoEntry { .. }),
             "{refused:?}"
         );
     }

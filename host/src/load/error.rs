@@ -120,6 +120,16 @@ pub enum LoadError {
     /// The file is not a kind of plugin the host knows.
     #[error("{0}: not a plugin: expected .so/.dylib/.dll, .wasm, .ts/.mts/.js/.mjs or .py, or a folder with plugin.toml, index.ts, __init__.py or a package.json with a `pi` field")]
     UnknownFile(PathBuf),
+    /// A folder with no entry at its top (no `plugin.toml`, obvious entry or
+    /// adapter's entry). `deeper` names the plugin files found further down
+    /// by their own paths, which a folder's entry cannot be.
+    #[error("{dir}: a folder with no plugin at its top (plugin.toml, index.ts, __init__.py or a package.json with a `pi` field){}; if it is not a plugin, list it in .yohostignore", deeper_hint(deeper))]
+    NoEntry {
+        /// The folder.
+        dir: PathBuf,
+        /// Plugin files below its top, the first few in path order.
+        deeper: Vec<PathBuf>,
+    },
     /// The plugin was built for another version of the plugin interface.
     #[error("{path}: incompatible plugin interface: {message}")]
     IncompatibleApi {
@@ -188,4 +198,16 @@ pub enum HostError {
         /// The I/O error.
         source: std::io::Error,
     },
+}
+
+/// What a [`LoadError::NoEntry`] says of the plugin files deeper down.
+fn deeper_hint(deeper: &[PathBuf]) -> String {
+    if deeper.is_empty() {
+        return String::new();
+    }
+    let files: Vec<String> = deeper.iter().map(|p| p.display().to_string()).collect();
+    format!(
+        "; it holds {} below its top: move the entry up, or name it with `entry` in plugin.toml",
+        files.join(", ")
+    )
 }

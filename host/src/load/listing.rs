@@ -82,3 +82,39 @@ pub(crate) fn passed_over(path: &Path) -> bool {
         || name.ends_with(".txt")
         || name.ends_with(".d.ts")
 }
+
+/// Up to `limit` files below the top of `dir` (four folders deep at most,
+/// outside what [`passed_over`] names) whose kind `is_plugin_file` knows,
+/// each as its path from `dir`'s parent, in path order: what a folder with
+/// no entry at its top holds, named by their own paths. Symlinked folders
+/// are not walked.
+pub(crate) fn plugin_files_below(
+    dir: &Path,
+    limit: usize,
+    is_plugin_file: impl Fn(&Path) -> bool,
+) -> Vec<PathBuf> {
+    let base = dir.parent().unwrap_or(dir);
+    let mut found = Vec::new();
+    let mut folders = vec![(dir.to_path_buf(), 0)];
+    while let Some((folder, depth)) = folders.pop() {
+        let Ok(listing) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = listing
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| !passed_over(p))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let is_dir = path.symlink_metadata().is_ok_and(|m| m.is_dir());
+            if is_dir && depth < 4 {
+                folders.push((path, depth + 1));
+            } else if depth > 0 && path.is_file() && is_plugin_file(&path) {
+                found.push(path.strip_prefix(base).unwrap_or(&path).to_path_buf());
+            }
+        }
+    }
+    found.sort();
+    found.truncate(limit);
+    found
+}

@@ -227,6 +227,15 @@ pub fn examples_dir() -> PathBuf {
         .join("examples")
 }
 
+/// The target dir of this build (where cargo put the test executables).
+pub fn target_dir() -> PathBuf {
+    examples_dir()
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/examples")
+        .to_path_buf()
+}
+
 /// The built cdylib of the cargo example `name`.
 pub fn example_dylib(name: &str) -> PathBuf {
     let file = format!(
