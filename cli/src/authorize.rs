@@ -12,12 +12,15 @@ pub struct TerminalAuthorizer;
 impl yohost_adapter_mcp::Authorizer for TerminalAuthorizer {
     fn present(&self, server: &str, url: &str) {
         // Both come from outside: printed with their control characters
-        // escaped, as every outside text the command prints.
-        eprintln!(
-            "yohost: the MCP server `{}` asks for authorization: open {}",
-            escaped(server),
-            escaped(url)
-        );
+        // escaped, as every outside text the command prints. The load goes
+        // on meanwhile, its spinner below the line.
+        crate::progress::suspend(|| {
+            eprintln!(
+                "yohost: the MCP server `{}` asks for authorization: open {}",
+                escaped(server),
+                escaped(url)
+            )
+        });
         let Some(words) = std::env::var("BROWSER")
             .ok()
             .and_then(|browser| browser_command(&browser, url))
@@ -33,7 +36,9 @@ impl yohost_adapter_mcp::Authorizer for TerminalAuthorizer {
         match spawned {
             // Reaped when it ends, whenever that is.
             Ok(mut child) => drop(std::thread::spawn(move || child.wait())),
-            Err(e) => eprintln!("yohost: cannot open it with `{program}` ($BROWSER): {e}"),
+            Err(e) => crate::progress::suspend(|| {
+                eprintln!("yohost: cannot open it with `{program}` ($BROWSER): {e}")
+            }),
         }
     }
 }

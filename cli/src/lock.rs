@@ -1,6 +1,8 @@
 //! `yohost lock [DIR]`, and the lock entries `add` and `remove` keep.
 
 use crate::add::Source;
+use crate::output::escaped;
+use crate::progress::{self, Step};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use yohost::adapter::{Candidate, Found};
@@ -19,16 +21,21 @@ pub struct LockArgs {
 pub fn lock(args: LockArgs) -> Result<ExitCode, String> {
     let mut lock = Lockfile::read(&args.dir)?;
     let mut locked = Lockfile::default();
+    let dir_shown = escaped(&args.dir.display().to_string()).into_owned();
+    let step = Step::start(format!("finding the plugins of {dir_shown}"));
     for candidate in candidates(&args.dir)? {
         let (source, integrity) = match lock.get(&candidate.name) {
             Some(was) => (was.source.clone(), was.integrity.clone()),
             None => ("local".to_string(), None),
         };
+        let name = escaped(&candidate.name).into_owned();
+        step.set_message(format!("hashing {name} in {dir_shown} for yohost.lock"));
         locked.set(entry(&candidate, source, integrity)?);
-        println!("locked {}", candidate.name);
+        progress::suspend(|| println!("locked {}", candidate.name));
     }
     lock.plugins = locked.plugins;
     lock.write(&args.dir)?;
+    drop(step);
     println!(
         "{} plugins in {}",
         lock.plugins.len(),

@@ -11,6 +11,7 @@ mod lock;
 mod new;
 mod output;
 mod printer;
+mod progress;
 mod run;
 mod script;
 mod stats;
@@ -52,13 +53,20 @@ fn adapter_table() -> Adapters {
 /// Open a plugin directory with every adapter crate of this repository
 /// registered ([`adapter_table`]); for a check (no side effects, see
 /// `PluginHostBuilder::dry_run`) when `dry_run`; loading only what the
-/// directory's `yohost.lock` records when `locked`.
+/// directory's `yohost.lock` records when `locked`. A load that takes over
+/// a second shows a spinner on the terminal ([`progress::Step`]).
 fn open_host(
     dir: &Path,
     dry_run: bool,
     locked: bool,
     ui: Option<Arc<dyn yohost::UserInterface>>,
 ) -> Result<PluginHost, String> {
+    let dir_shown = output::escaped(&dir.display().to_string()).into_owned();
+    let _loading = progress::Step::start(if locked {
+        format!("loading plugins from {dir_shown} as yohost.lock records them")
+    } else {
+        format!("loading plugins from {dir_shown}")
+    });
     let builder = foreign_adapters()
         .into_iter()
         .fold(PluginHost::builder(dir), |builder, adapter| {

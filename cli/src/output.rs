@@ -10,7 +10,8 @@
 //! the next tool line or input rejection, or before the run's end. The
 //! host's own warnings go to standard error (`RUST_LOG` sets their level,
 //! `warn` by default), without colours unless standard error is a terminal
-//! (and `NO_COLOR` is unset). What the host logs about loading plugins is
+//! (and `NO_COLOR` is unset), above the spinner of a long step
+//! ([`crate::progress`]). What the host logs about loading plugins is
 //! left out by default: `check` reports it, and a run logs each refused
 //! plugin when it starts.
 
@@ -68,14 +69,15 @@ pub fn escaped_lines(text: &str) -> String {
     text.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
 }
 
-fn host_filter() -> EnvFilter {
+/// The filter of the host's own log lines: `RUST_LOG`, else [`DEFAULT_FILTER`].
+pub(crate) fn host_filter() -> EnvFilter {
     EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER))
 }
 
 /// Host logs to standard error, for commands that print no run.
 pub fn init_stderr_logs() {
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::progress::Stderr)
         .with_ansi(colours())
         .with_env_filter(host_filter())
         .try_init();
@@ -244,7 +246,7 @@ fn print_lines(lines: Vec<String>) {
 /// output, held in the returned [`Held`] until the event they follow.
 pub fn init_run_logs(json: bool) -> Held {
     let host_logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(|| crate::progress::Stderr)
         .with_ansi(colours())
         .with_filter(host_filter())
         .with_filter(tracing_subscriber::filter::filter_fn(|m| {
@@ -397,8 +399,9 @@ where
             });
             let line = log_line(&fields, self.json);
             if fields.get("run_id").is_empty() {
-                // Written while the plugin loaded: before any run, so now.
-                let _ = writeln!(std::io::stdout().lock(), "{line}");
+                // Written while the plugin loaded: before any run, so now
+                // (above the spinner of a long load).
+                crate::progress::suspend(|| writeln!(std::io::stdout().lock(), "{line}")).ok();
             } else {
                 self.held.push(slot, line);
             }

@@ -8,9 +8,7 @@ mod common;
 #[path = "../../host/tests/support/mod.rs"]
 mod support;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use support::*;
 
 /// A pi extension with a command that asks, a gate on dangerous commands
@@ -58,34 +56,9 @@ const SCRIPT: &str = r#"[
 /// Run `yohost run DIR --interactive` under a pseudo-terminal, with `input`
 /// typed: its output, as the terminal shows it.
 fn session(dir: &Path, cwd: &Path, input: &str) -> String {
-    let command = format!(
-        "{} run {} --interactive --script script.json",
-        env!("CARGO_BIN_EXE_yohost"),
-        dir.display()
-    );
-    let mut child = Command::new("script")
-        .args(["-qefc", &command, "/dev/null"])
-        .current_dir(cwd)
-        .env_remove("RUST_LOG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("`script` (util-linux) runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let shown = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
-    assert!(
-        out.status.success(),
-        "{shown}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let command = format!("run {} --interactive --script script.json", dir.display());
+    let (code, shown, stderr) = common::on_terminal(&command, cwd, input);
+    assert_eq!(code, Some(0), "{shown}\n{stderr}");
     shown
 }
 

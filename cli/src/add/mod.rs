@@ -167,12 +167,17 @@ async fn place(
 ) -> Result<ExitCode, String> {
     vacant(dir, name)?;
     let target = dir.join(name);
+    let hashing = crate::progress::Step::start(format!(
+        "hashing {} for yohost.lock",
+        escaped(&target.display().to_string())
+    ));
     std::fs::rename(folder, &target)
         .map_err(|e| format!("cannot move the package to {}: {e}", target.display()))?;
     if let Err(e) = crate::lock::record(dir, name, source) {
         let _ = std::fs::remove_dir_all(&target);
         return Err(e);
     }
+    drop(hashing);
     println!("{done} {name} to {}", dir.display());
     check_line(dir, name).await
 }

@@ -6,8 +6,9 @@
 pub mod registry;
 
 use crate::support::{example_dylib, plugin_dir, write};
+use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// Run `yohost ARGS` in `cwd`, with `RUST_LOG` and `NO_COLOR` unset:
 /// (exit code, stdout, stderr).
@@ -33,6 +34,38 @@ pub fn yohost_with(
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Run `yohost COMMAND` in `cwd` under a pseudo-terminal (util-linux
+/// `script`), with `input` typed, `RUST_LOG` unset, `NO_COLOR` set and
+/// `TERM=xterm`: (exit code, what the terminal shows with `\r\n` as `\n`,
+/// `script`'s own stderr). COMMAND is the rest of a shell command line, so
+/// it may redirect (`check plugins 2>err.txt`).
+pub fn on_terminal(command: &str, cwd: &Path, input: &str) -> (Option<i32>, String, String) {
+    let command = format!("{} {command}", env!("CARGO_BIN_EXE_yohost"));
+    let mut child = Command::new("script")
+        .args(["-qefc", &command, "/dev/null"])
+        .current_dir(cwd)
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("`script` (util-linux) runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
