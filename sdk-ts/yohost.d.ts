@@ -159,10 +159,17 @@ declare module "yohost" {
     readonly run_id: string;
     /** A logger whose lines carry `run_id`, also after `await`. */
     readonly log: Logger;
-    /** The environment variables `plugin.toml` grants (`[capabilities] env`), and no others. */
+    /** The environment variables `plugin.toml` grants (`[capabilities] env`), and `YOHOST_DATA_DIR` (`dataDir`); no others. */
     readonly env: Readonly<Record<string, string>>;
     /** The plugin's folder (symlinks resolved): where relative `fs` paths start. */
     readonly pluginDir: string;
+    /**
+     * The plugin's data folder (an absolute path, outside the plugin
+     * directory), granted for reading and writing by default: what it writes
+     * there survives runs and reloads, and never reloads it. Empty when the
+     * host gave it none (a plugin loaded outside a plugin directory).
+     */
+    readonly dataDir: string;
     /** Aborts when the host gives up on the call: its run was cancelled, or its deadline passed. */
     readonly signal: CallSignal;
     /**
@@ -247,7 +254,8 @@ declare module "yohost" {
 
   /**
    * Text files within the directories `plugin.toml` grants
-   * (`capabilities.read`, `capabilities.write`). Relative paths start at
+   * (`capabilities.read`, `capabilities.write`) and the plugin's data
+   * folder (`ctx.dataDir`), which it may read and write. Relative paths start at
    * the plugin's folder (`ctx.pluginDir`). Anything outside the grants
    * throws an error whose `code` is "EACCES" and whose message starts with
    * "yohost:"; a symlink that leads out of a grant counts as outside.

@@ -14,6 +14,7 @@ mod printer;
 mod progress;
 mod run;
 mod script;
+mod serve;
 mod stats;
 
 use clap::{Parser, Subcommand};
@@ -125,6 +126,9 @@ enum Command {
     Remove(add::RemoveArgs),
     /// Record every plugin of a directory in its `yohost.lock` as it is now.
     Lock(lock::LockArgs),
+    /// Serve the plugins' tools over MCP (stdio, or streamable HTTP), each
+    /// call through their policies and filters.
+    Serve(serve::ServeArgs),
 }
 
 /// Parse the command line and run it.
@@ -147,6 +151,7 @@ fn main() -> ExitCode {
             Command::Import(args) => add::import(args).await,
             Command::Remove(args) => add::remove(args),
             Command::Lock(args) => lock::lock(args),
+            Command::Serve(args) => serve::serve(args).await,
         }
     });
     // Abandoned plugin calls may still hold threads; do not wait for them.

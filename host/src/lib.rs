@@ -29,7 +29,8 @@
 //!   [`PluginHost::extension`]), [`PluginHostBuilder`], [`PluginReport`],
 //!   [`Refusal`], the directory's files ([`manifest`], [`lockfile`]), the
 //!   log targets, and the errors [`HostError`], [`LoadError`],
-//!   [`CallError`]. Plugins in Rust, in process: [`NativePlugin`], or
+//!   [`CallError`]. The plugins' tools without a model (an MCP server):
+//!   [`ToolRun`]. Plugins in Rust, in process: [`NativePlugin`], or
 //!   [`Plugin`] directly. The hook contract is [`contract`].
 //! - Adapters for other ecosystems, and engines of their own: [`adapter`].
 //!
@@ -114,6 +115,7 @@ pub use engines::native::NativePlugin;
 pub use host::commands::{CommandError, PluginCommand};
 pub use host::plugin_host::{PluginHost, PluginHostBuilder};
 pub use host::report::{PluginReport, Status, CHECK_RUN_ID};
+pub use host::tool_run::{ToolCallOutcome, ToolRun};
 pub use load::error::{HostError, LoadError};
 pub use load::loaded::{AppSurface, FlagSpec, Loaded, LoadedPlugin};
 pub use load::registry::{Refusal, Snapshot};
@@ -142,7 +144,7 @@ pub mod adapter {
     pub use crate::load::adapter::{serving_crate, Adapter, Adapters};
     pub use crate::load::discovery::{engine_for, Candidate, FolderEntry, Found};
     pub use crate::load::fingerprint::{folder_fingerprint, stat, Fingerprint};
-    pub use crate::load::{grants, manifest, private_dir, source};
+    pub use crate::load::{data_dir, grants, manifest, private_dir, source};
     pub use crate::model::{limits, KnownEcosystem, KNOWN_ECOSYSTEMS};
     /// The sandbox of plugin processes: every layer a process of a
     /// plugin runs under, from its grants.

@@ -34,6 +34,14 @@ class RepliesTest(unittest.TestCase):
 
 
 class PluginTest(unittest.TestCase):
+    def test_a_plugin_outside_the_host_has_no_data_folder(self):
+        self.assertIsNone(Plugin("a").data_dir)
+        token = yohost._data_dir.set("/data/plugins-0/a")
+        try:
+            self.assertEqual(Plugin("a").data_dir, "/data/plugins-0/a")
+        finally:
+            yohost._data_dir.reset(token)
+
     def test_each_plugin_has_its_own_handlers(self):
         a, b = Plugin("a"), Plugin("b")
         a.before_tool(lambda call: None)

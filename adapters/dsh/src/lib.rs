@@ -281,12 +281,19 @@ fn config(candidate: &Candidate) -> Result<serde_json::Value, LoadError> {
 /// are found from it), and the grants the services map onto: the real
 /// paths of the read and write grants, whether commands may run, and the
 /// workspace (the working directory when a write grant holds it, else the
-/// first write grant, else the working directory).
+/// first write grant, else the working directory). The plugin's data
+/// folder is not among them: DSH's services work in the workspace its
+/// manifest grants, and its mode (`read-only` without a write grant) stays
+/// as the manifest says.
 fn node_settings(candidate: &Candidate, grants: &Grants) -> Result<serde_json::Value, LoadError> {
+    let data = candidate
+        .data_dir
+        .as_ref()
+        .and_then(|d| d.canonicalize().ok());
     let real = |access: Access| -> Vec<PathBuf> {
         grants
             .iter()
-            .filter(|g| g.access() == access)
+            .filter(|g| g.access() == access && Some(g.real()) != data.as_deref())
             .map(|g| g.real().to_path_buf())
             .collect()
     };

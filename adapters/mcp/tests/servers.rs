@@ -794,12 +794,55 @@ async fn a_server_that_asks_for_roots_is_given_the_plugin_s_granted_folders() {
             data_path.display().to_string()
         ),
     );
-    let host = host(dir.path());
+    let own = tempfile::tempdir().unwrap();
+    let host = PluginHost::builder(dir.path())
+        .adapter(yohost_adapter_mcp::adapter())
+        .data_dir(own.path())
+        .open()
+        .unwrap();
     let results = run_with(&host, vec![call("roots", json!({})), text("done")]).await;
     let (_, roots, is_error) = &results[0];
     assert!(!is_error, "{roots}");
     let expected = url::Url::from_directory_path(&data_path).unwrap();
-    assert_eq!(roots, expected.as_str());
+    // Its grant, then its own data folder.
+    let own = own.path().canonicalize().unwrap();
+    let roots: Vec<&str> = roots.lines().collect();
+    assert_eq!(roots.len(), 2, "{roots:?}");
+    assert_eq!(roots[0], expected.as_str());
+    let data = url::Url::parse(roots[1]).unwrap().to_file_path().unwrap();
+    assert!(
+        data.starts_with(&own) && data.ends_with("rooted"),
+        "{roots:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_is_told_its_own_data_folder() {
+    let dir = plugin_dir();
+    let own = tempfile::tempdir().unwrap();
+    hostile(dir.path(), "keeper", &[], "");
+    let host = PluginHost::builder(dir.path())
+        .adapter(yohost_adapter_mcp::adapter())
+        .data_dir(own.path())
+        .open()
+        .unwrap();
+    let results = run_with(
+        &host,
+        vec![
+            call("env", json!({"name": "YOHOST_DATA_DIR"})),
+            text("done"),
+        ],
+    )
+    .await;
+    let (_, told, is_error) = &results[0];
+    assert!(!is_error, "{told}");
+    let folder = PathBuf::from(told.strip_prefix("YOHOST_DATA_DIR=").unwrap());
+    assert!(
+        folder.starts_with(own.path().canonicalize().unwrap()),
+        "{told}"
+    );
+    assert!(folder.ends_with("keeper") && folder.is_dir(), "{told}");
+    assert!(!folder.starts_with(dir.path()), "{told}");
 }
 
 #[tokio::test]

@@ -27,6 +27,8 @@ pub struct PluginHost {
     /// The app's user interface, which plugins may ask in runs and
     /// commands; `None`: headless.
     ui: Option<Arc<dyn UserInterface>>,
+    /// Counts the changes the watcher saw ([`PluginHost::changes`]).
+    changed: tokio::sync::watch::Sender<u64>,
     _watcher: Option<notify::RecommendedWatcher>,
     /// Last, so that it waits after the plugins above were released.
     _unloads: WaitForUnloads,
@@ -48,6 +50,7 @@ pub struct PluginHostBuilder {
     adapters: Adapters,
     dry_run: bool,
     locked: bool,
+    data_root: Option<PathBuf>,
     ui: Option<Arc<dyn UserInterface>>,
 }
 
@@ -87,6 +90,16 @@ impl PluginHostBuilder {
         self
     }
 
+    /// Keep the plugins' data folders under `root` instead of the default
+    /// (`$YOHOST_DATA_DIR`, `$XDG_DATA_HOME/yohost`,
+    /// `$HOME/.local/share/yohost`): each plugin still gets a folder of its
+    /// own there, keyed by the plugin directory and its name (see
+    /// [`data_dir`](crate::adapter::data_dir)).
+    pub fn data_dir(mut self, root: impl AsRef<Path>) -> Self {
+        self.data_root = Some(root.as_ref().to_path_buf());
+        self
+    }
+
     /// Let plugins ask the app's user through `ui` (pi's `ctx.ui` and
     /// `pi.sendUserMessage`), in runs and in commands
     /// ([`PluginHost::run_command`]). Without it the host is headless: a
@@ -100,7 +113,13 @@ impl PluginHostBuilder {
     /// Load every plugin in the directory and watch it, as
     /// [`PluginHost::open`] does.
     pub fn open(self) -> Result<PluginHost, HostError> {
-        let mut host = PluginHost::open_with(&self.dir, self.adapters, self.dry_run, self.locked)?;
+        let mut host = PluginHost::open_with(
+            &self.dir,
+            self.adapters,
+            self.dry_run,
+            self.locked,
+            self.data_root,
+        )?;
         host.ui = self.ui;
         Ok(host)
     }
@@ -115,6 +134,7 @@ impl PluginHost {
             adapters: Adapters::default(),
             dry_run: false,
             locked: false,
+            data_root: None,
             ui: None,
         }
     }
@@ -126,7 +146,7 @@ impl PluginHost {
     /// is logged as a warning, and changes are still seen at the next run
     /// through the directory's top-level fingerprint (see `watch.rs`).
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, HostError> {
-        Self::open_with(dir.as_ref(), Adapters::default(), false, false)
+        Self::open_with(dir.as_ref(), Adapters::default(), false, false, None)
     }
 
     fn open_with(
@@ -134,9 +154,12 @@ impl PluginHost {
         adapters: Adapters,
         dry_run: bool,
         locked: bool,
+        data_root: Option<PathBuf>,
     ) -> Result<Self, HostError> {
-        let registry = Registry::open(dir, adapters, dry_run, locked)?;
+        let registry = Registry::open(dir, adapters, dry_run, locked, data_root)?;
         let weak = Arc::downgrade(&registry);
+        let changed = tokio::sync::watch::Sender::new(0);
+        let seen = changed.clone();
         // Symlinks are never followed: a link in a plugin's folder (to
         // `/usr`, `/proc`, a home directory) would cost a watch for every
         // folder below where it leads.
@@ -146,6 +169,7 @@ impl PluginHost {
                     if let Some(registry) = weak.upgrade() {
                         registry.mark_dirty();
                     }
+                    seen.send_modify(|count| *count += 1);
                 }
             },
             notify::Config::default().with_follow_symlinks(false),
@@ -165,6 +189,7 @@ impl PluginHost {
         Ok(Self {
             registry,
             ui: None,
+            changed,
             _watcher: watcher,
             _unloads: WaitForUnloads,
         })
@@ -175,6 +200,7 @@ impl PluginHost {
         Self {
             registry: Registry::fixed(plugins),
             ui: None,
+            changed: tokio::sync::watch::Sender::new(0),
             _watcher: None,
             _unloads: WaitForUnloads,
         }
@@ -209,6 +235,15 @@ impl PluginHost {
     /// The plugins as they are now (rescanning if the directory changed).
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.registry.snapshot()
+    }
+
+    /// A receiver that changes each time the directory's watcher sees a
+    /// file added, changed or removed in it (the count of such events): take
+    /// a [`snapshot`](Self::snapshot) then to see whether the plugins
+    /// changed. Never changes for a host over plugins built in memory, or
+    /// one whose watcher could not start.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
     }
 
     /// The loaded plugins, in running order.

@@ -20,6 +20,7 @@
 //! ecosystem) pair, once the (node, yohost) entry says Node is
 //! [available](Adapter::available).
 
+use crate::load::data_dir::grant_data_folder;
 use crate::load::discovery::{inspect, Candidate, FolderEntry, Found};
 use crate::load::error::LoadError;
 use crate::load::grants::{Access, GrantError, Grants};
@@ -88,7 +89,7 @@ pub trait Adapter: Send + Sync {
 /// plugin's own folder (a file written there would load as a plugin, in
 /// the host's process for a Python or dylib file), or the host's private
 /// cache (compiled Wasm components and dylib copies, which run unchecked);
-/// and any grant that reaches the OAuth tokens kept there.
+/// and any grant that reaches the OAuth tokens kept there; so is its [data folder](crate::load::data_dir).
 pub(crate) fn open_grants(candidate: &Candidate) -> Result<Grants, LoadError> {
     let refuse = |error| LoadError::Grant {
         path: candidate.entry.clone(),
@@ -143,7 +144,7 @@ pub(crate) fn open_grants(candidate: &Candidate) -> Result<Grants, LoadError> {
     });
     match over {
         Some(error) => Err(refuse(error)),
-        None => Ok(grants),
+        None => grant_data_folder(candidate, grants, problem),
     }
 }
 
@@ -530,6 +531,7 @@ mod tests {
             manifest_as_read: None,
             fingerprint: Vec::new(),
             dry_run: false,
+            data_dir: None,
         }
     }
 

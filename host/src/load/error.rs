@@ -71,6 +71,16 @@ pub enum LoadError {
         /// Why the folder cannot be used.
         problem: PrivateDirError,
     },
+    /// The plugin's [data folder](crate::load::data_dir) cannot be used:
+    /// it cannot be made, is not private, or lies where a write grant may
+    /// not.
+    #[error("{path}: its data folder cannot be used: {problem}")]
+    DataFolder {
+        /// The plugin's file or folder.
+        path: PathBuf,
+        /// Why, naming the folder.
+        problem: String,
+    },
     /// The plugin is written for an ecosystem no adapter of this host serves
     /// on its engine.
     #[error("{path}: written for the `{}` ecosystem, which no adapter serves on the {} engine ({serving}); if it was detected wrongly, set `ecosystem` in its plugin.toml", ecosystem.as_str(), engine.as_str())]

@@ -8,7 +8,9 @@
 //! mode 0700 when missing, and used only when each is a real folder (not a
 //! symlink), owned by this user, that neither group nor others may write. A
 //! folder planted by someone else, or left writable, is refused, never
-//! repaired: files may already have been planted in it.
+//! repaired: files may already have been planted in it. Plugins' data
+//! folders ([`data_dir`](crate::load::data_dir)) are made and checked the
+//! same way, under a root of their own.
 
 use std::path::{Path, PathBuf};
 
@@ -51,25 +53,33 @@ pub fn cache_folder(sub: &str) -> Result<PathBuf, PrivateDirError> {
 /// The root of the private folders (see the module docs); it may not
 /// exist yet.
 pub(crate) fn cache_root() -> PathBuf {
+    user_root(
+        "YOHOST_CACHE_DIR",
+        "XDG_CACHE_HOME",
+        ".cache/yohost",
+        "yohost-cache",
+    )
+}
+
+/// The first of `$own`, `$xdg/yohost`, `$HOME/home` and
+/// `$TMPDIR/<temporary>-<uid>` (a variable set to nothing counts as unset):
+/// where yohost keeps one kind of its own files for this user.
+pub(crate) fn user_root(own: &str, xdg: &str, home: &str, temporary: &str) -> PathBuf {
     let env = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    env("YOHOST_CACHE_DIR")
-        .or_else(|| env("XDG_CACHE_HOME").map(|d| d.join("yohost")))
-        .or_else(|| env("HOME").map(|d| d.join(".cache/yohost")))
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("yohost-cache-{}", uid())))
+    env(own)
+        .or_else(|| env(xdg).map(|d| d.join("yohost")))
+        .or_else(|| env("HOME").map(|d| d.join(home)))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("{temporary}-{}", uid())))
 }
 
 /// Create `dir` (mode 0700, with its missing parents) unless it exists,
 /// then check that it is private.
 pub fn ensure_private(dir: &Path) -> Result<(), PrivateDirError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|e| PrivateDirError::Create {
+    create_private(dir).map_err(|e| PrivateDirError::Create {
         path: dir.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -79,10 +89,20 @@ pub fn ensure_private(dir: &Path) -> Result<(), PrivateDirError> {
     })
 }
 
+/// Create `dir` with its missing parents, each with mode 0700; a folder
+/// that exists is left as it is (check it with [`check_private`]).
+pub(crate) fn create_private(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 /// A real folder (not a symlink), owned by this user, that neither group
-/// nor others may write.
+/// nor others may write; else what is wrong with it.
 #[cfg(unix)]
-fn check_private(dir: &Path) -> Result<(), String> {
+pub(crate) fn check_private(dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
     if !meta.file_type().is_dir() {
@@ -105,7 +125,7 @@ fn check_private(dir: &Path) -> Result<(), String> {
 }
 
 #[cfg(not(unix))]
-fn check_private(dir: &Path) -> Result<(), String> {
+pub(crate) fn check_private(dir: &Path) -> Result<(), String> {
     if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_dir()) {
         Ok(())
     } else {

@@ -18,6 +18,7 @@
 use crate::call::logging::LOAD_LOG_TARGET;
 use crate::call::stats::PluginStats;
 use crate::load::adapter::Adapters;
+use crate::load::data_dir;
 use crate::load::discovery::{Candidate, Found};
 use crate::load::error::{HostError, LoadError};
 use crate::load::fingerprint::{stat, Fingerprint};
@@ -81,6 +82,9 @@ pub(crate) struct Registry {
     /// Plugins load only as the directory's lock file records them (see
     /// [`lockfile`](crate::lockfile)).
     locked: bool,
+    /// Where plugins' data folders are kept, if not the default
+    /// ([`data_dir::root`]).
+    data_root: Option<PathBuf>,
     current: RwLock<Arc<Snapshot>>,
     /// By entry and name: one MCP file holds several plugins.
     kept: Mutex<HashMap<(PathBuf, String), Kept>>,
@@ -105,12 +109,14 @@ struct TopLevel {
 
 impl Registry {
     /// A registry over `dir` whose plugins load through `adapters`, loaded
-    /// now; for a check when `dry_run`.
+    /// now; for a check when `dry_run`; with their data folders under
+    /// `data_root`, else the default root.
     pub(crate) fn open(
         dir: &Path,
         adapters: Adapters,
         dry_run: bool,
         locked: bool,
+        data_root: Option<PathBuf>,
     ) -> Result<Arc<Self>, HostError> {
         std::fs::read_dir(dir).map_err(|source| HostError::Directory {
             path: dir.to_path_buf(),
@@ -121,6 +127,7 @@ impl Registry {
             adapters,
             dry_run,
             locked,
+            data_root,
             current: RwLock::default(),
             kept: Mutex::default(),
             top_level: Mutex::default(),
@@ -140,6 +147,7 @@ impl Registry {
             adapters: Adapters::default(),
             dry_run: false,
             locked: false,
+            data_root: None,
             current: RwLock::new(Arc::new(Snapshot {
                 plugins,
                 refused: Vec::new(),
@@ -229,6 +237,8 @@ impl Registry {
         // change, else loaded now (all of those at once, in `load_all`).
         let mut outcomes: Vec<Option<Result<Arc<LoadedPlugin>, LoadError>>> = Vec::new();
         let mut to_load: Vec<(usize, &mut Candidate)> = Vec::new();
+        let data_root = self.data_root.clone().unwrap_or_else(data_dir::root);
+        let data = data_dir::directory_folder(&data_root, dir);
         for (index, entry) in found.iter_mut().enumerate() {
             outcomes.push(None);
             let Found::Plugin(candidate) = entry else {
@@ -243,7 +253,12 @@ impl Registry {
                     candidate.ecosystem = old.ecosystem;
                     outcomes[index] = Some(old.loaded);
                 }
-                _ => to_load.push((index, candidate)),
+                _ => {
+                    candidate.data_dir = data
+                        .as_ref()
+                        .map(|d| data_dir::plugin_folder(d, &candidate.name));
+                    to_load.push((index, candidate))
+                }
             }
         }
         let lock = self.locked.then(|| Lockfile::read(dir));
@@ -521,7 +536,7 @@ mod tests {
     #[test]
     fn snapshots_at_once_read_the_top_level_once_and_a_later_one_sees_a_change() {
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::open(dir.path(), Adapters::default(), false, false).unwrap();
+        let registry = Registry::open(dir.path(), Adapters::default(), false, false, None).unwrap();
         // Three snapshots at once, as a run's start takes them, read the top
         // level once. (On a loaded machine the three may now and then be
         // spread over more than the window: some try of twenty gets there.)

@@ -13,7 +13,7 @@
 
 use crate::call::ui::UserInterface;
 use crate::load::loaded::LoadedPlugin;
-use crate::load::registry::{Refusal, Registry};
+use crate::load::registry::{Refusal, Registry, Snapshot};
 use crate::model::Mode;
 use crate::run::convert::run_info;
 use crate::run::runset::RunSet;
@@ -88,6 +88,22 @@ impl HostExtension {
         };
         snapshot.plugins.iter().any(|p| p.has(hook))
     }
+
+    /// What [`Extension::start_run`] starts, as its own type, with the
+    /// snapshot of the plugins it opened.
+    pub(crate) async fn open_run(
+        &self,
+        run: &RunContext<'_>,
+    ) -> Result<(RunSet, Arc<Snapshot>), ExtensionError> {
+        let snapshot = self.registry.snapshot_again();
+        refusals_at_start(&snapshot.refused, run.run_id)?;
+        Ok((open_all(&snapshot.plugins, run, &self.ui).await, snapshot))
+    }
+
+    /// The plugins as they are now (rescanning the directory if it changed).
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
+        self.registry.snapshot()
+    }
 }
 
 #[async_trait::async_trait]
@@ -111,9 +127,7 @@ impl Extension for HostExtension {
     }
 
     async fn start_run(&self, run: &RunContext<'_>) -> Result<Box<dyn RunHooks>, ExtensionError> {
-        let snapshot = self.registry.snapshot_again();
-        refusals_at_start(&snapshot.refused, run.run_id)?;
-        Ok(Box::new(open_all(&snapshot.plugins, run, &self.ui).await))
+        Ok(Box::new(self.open_run(run).await?.0))
     }
 }
 

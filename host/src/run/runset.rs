@@ -43,6 +43,20 @@ pub(crate) struct RunSet {
     terminations: Arc<Terminations>,
 }
 
+/// A `before_tool` verdict over the run's policies, and the plugin that
+/// gave it: the one that denied the call, or made the last rewrite (none
+/// for an allowed call).
+pub(crate) struct Verdict {
+    pub(crate) decision: ToolDecision,
+    pub(crate) by: Option<String>,
+}
+
+impl Verdict {
+    fn of(decision: ToolDecision, by: Option<String>) -> Self {
+        Self { decision, by }
+    }
+}
+
 /// Log `session`'s deny of the call `at` and pass it on.
 fn denied(at: &CallRef<'_>, session: &PluginSession, deny: ToolDecision) -> ToolDecision {
     if let ToolDecision::Deny(reason) = &deny {
@@ -81,6 +95,80 @@ impl RunSet {
                 d
             }
         }
+    }
+
+    /// `before_tool` over the run's policies, with the policy that denied
+    /// the call or last rewrote it: what [`RunHooks::before_tool`] answers.
+    pub(crate) async fn judge(&self, call: &ToolCallRequest<'_>) -> Verdict {
+        let policies: Vec<&Arc<PluginSession>> = self.with(Hook::BeforeTool).collect();
+        let by = |session: &PluginSession| Some(session.name().to_string());
+        if policies.is_empty() {
+            return Verdict::of(ToolDecision::Allow, None);
+        }
+        let derived = self.derived(call);
+        let request = |args: &serde_json::Value| BeforeToolArgs {
+            run: self.run.clone(),
+            tool: call.tool_name.to_string(),
+            call_id: call.tool_call_id.to_string(),
+            args: args.clone(),
+            user_request: derived.user_request.clone(),
+            latest_user_text: derived.latest_user_text.clone(),
+        };
+        let at = CallRef {
+            run_id: &self.run.run_id,
+            tool: call.tool_name,
+            call_id: call.tool_call_id,
+        };
+        // The arguments as the last rewrite left them; until then, the
+        // call's own (borrowed, not copied).
+        let mut rewritten: Option<serde_json::Value> = None;
+        // The position of the last policy that rewrote the arguments.
+        let mut last_rewrite = None;
+        for (i, session) in policies.iter().enumerate() {
+            match session
+                .before_tool(request(rewritten.as_ref().unwrap_or(call.args)))
+                .await
+            {
+                ToolDecision::Allow => {}
+                ToolDecision::Modify(new_args) => {
+                    decision(
+                        &at,
+                        session.name(),
+                        Hook::BeforeTool,
+                        Decision::Rewrite,
+                        &new_args,
+                    );
+                    rewritten = Some(new_args);
+                    last_rewrite = Some(i);
+                }
+                deny => return Verdict::of(denied(&at, session, deny), by(session)),
+            }
+        }
+        let (Some(last), Some(args)) = (last_rewrite, rewritten) else {
+            return Verdict::of(ToolDecision::Allow, None);
+        };
+        // Every policy that judged arguments a later one rewrote judges the
+        // final ones. Rechecks converge or deny: a deny wins, and so does a
+        // rewrite (the policy would change the arguments again, so the later
+        // rewrite undid or overrode its own), as a deny naming both plugins.
+        for session in &policies[..last] {
+            match session.before_tool(request(&args)).await {
+                ToolDecision::Allow => {}
+                ToolDecision::Modify(again) if again == args => {}
+                ToolDecision::Modify(_) => {
+                    let reason = format!(
+                        "{}plugin '{}' would rewrite the call again after plugin '{}' rewrote it: rewrites must converge",
+                        DENIED,
+                        session.name(),
+                        policies[last].name()
+                    );
+                    let deny = denied(&at, session, ToolDecision::Deny(reason));
+                    return Verdict::of(deny, by(session));
+                }
+                deny => return Verdict::of(denied(&at, session, deny), by(session)),
+            }
+        }
+        Verdict::of(ToolDecision::Modify(args), by(policies[last]))
     }
 }
 
@@ -155,73 +243,7 @@ impl RunHooks for RunSet {
     }
 
     async fn before_tool(&self, call: &ToolCallRequest<'_>) -> ToolDecision {
-        let policies: Vec<&Arc<PluginSession>> = self.with(Hook::BeforeTool).collect();
-        if policies.is_empty() {
-            return ToolDecision::Allow;
-        }
-        let derived = self.derived(call);
-        let request = |args: &serde_json::Value| BeforeToolArgs {
-            run: self.run.clone(),
-            tool: call.tool_name.to_string(),
-            call_id: call.tool_call_id.to_string(),
-            args: args.clone(),
-            user_request: derived.user_request.clone(),
-            latest_user_text: derived.latest_user_text.clone(),
-        };
-        let at = CallRef {
-            run_id: &self.run.run_id,
-            tool: call.tool_name,
-            call_id: call.tool_call_id,
-        };
-        // The arguments as the last rewrite left them; until then, the
-        // call's own (borrowed, not copied).
-        let mut rewritten: Option<serde_json::Value> = None;
-        // The position of the last policy that rewrote the arguments.
-        let mut last_rewrite = None;
-        for (i, session) in policies.iter().enumerate() {
-            match session
-                .before_tool(request(rewritten.as_ref().unwrap_or(call.args)))
-                .await
-            {
-                ToolDecision::Allow => {}
-                ToolDecision::Modify(new_args) => {
-                    decision(
-                        &at,
-                        session.name(),
-                        Hook::BeforeTool,
-                        Decision::Rewrite,
-                        &new_args,
-                    );
-                    rewritten = Some(new_args);
-                    last_rewrite = Some(i);
-                }
-                deny => return denied(&at, session, deny),
-            }
-        }
-        let (Some(last), Some(args)) = (last_rewrite, rewritten) else {
-            return ToolDecision::Allow;
-        };
-        // Every policy that judged arguments a later one rewrote judges the
-        // final ones. Rechecks converge or deny: a deny wins, and so does a
-        // rewrite (the policy would change the arguments again, so the later
-        // rewrite undid or overrode its own), as a deny naming both plugins.
-        for session in &policies[..last] {
-            match session.before_tool(request(&args)).await {
-                ToolDecision::Allow => {}
-                ToolDecision::Modify(again) if again == args => {}
-                ToolDecision::Modify(_) => {
-                    let reason = format!(
-                        "{}plugin '{}' would rewrite the call again after plugin '{}' rewrote it: rewrites must converge",
-                        DENIED,
-                        session.name(),
-                        policies[last].name()
-                    );
-                    return denied(&at, session, ToolDecision::Deny(reason));
-                }
-                deny => return denied(&at, session, deny),
-            }
-        }
-        ToolDecision::Modify(args)
+        self.judge(call).await.decision
     }
 
     async fn after_tool(

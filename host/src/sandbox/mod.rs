@@ -25,8 +25,9 @@
 //! session and PID namespace of its own, and none of the host's
 //! descriptors; after it, the seccomp filter (`child`).
 //!
-//! Its environment is the granted variables and [`BASE_ENV`], never the
-//! host's whole environment. Its life is bound to the host and to its
+//! Its environment is the granted variables, [`BASE_ENV`] and
+//! `YOHOST_DATA_DIR` (the plugin's [data folder](crate::load::data_dir)),
+//! never the host's whole environment. Its life is bound to the host and to its
 //! call (`life`): its own process group, killed with the host, and ended
 //! with everything it started.
 //!
@@ -52,6 +53,7 @@ pub use proxy::MAX_TUNNELS;
 pub use ruleset::TcpAccess;
 pub use seccomp::SocketPolicy;
 
+use crate::load::data_dir::DATA_DIR_ENV;
 use crate::load::discovery::Candidate;
 use crate::load::grants::{Access, Grants};
 use crate::load::manifest::{Capabilities, Network};
@@ -179,6 +181,12 @@ impl ProcessSandbox {
         )?;
         if let Some(mib) = limits.memory_mib {
             sandbox.group_memory = sandbox.group_memory.max(mib.saturating_mul(4) << 20);
+        }
+        if let Some(folder) = &candidate.data_dir {
+            // Its own folder, over the host's value of that name.
+            sandbox.env.retain(|(name, _)| name != DATA_DIR_ENV);
+            let folder = folder.to_string_lossy().into_owned();
+            sandbox.env.push((DATA_DIR_ENV.to_string(), folder));
         }
         Ok(sandbox)
     }
@@ -326,7 +334,8 @@ impl ProcessSandbox {
     }
 
     /// The environment a process gets: the granted variables and
-    /// [`BASE_ENV`], as the host had them when the plugin loaded.
+    /// [`BASE_ENV`], as the host had them when the plugin loaded, and
+    /// `YOHOST_DATA_DIR`, the plugin's data folder.
     pub fn env(&self) -> &[(String, String)] {
         &self.env
     }

@@ -439,10 +439,26 @@ async fn the_environment_is_only_what_the_manifest_grants() {
         "env_reader.ts",
         "[capabilities]\nenv = [\"YOHOST_JS_TEST_GRANTED\"]",
     );
-    let host = PluginHost::open(dir.path()).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let host = PluginHost::builder(dir.path())
+        .data_dir(data.path())
+        .open()
+        .unwrap();
     let message = echo_through(&host, "x").await[0].1.clone();
+    // The granted variable, and the one naming the plugin's data folder.
+    let env = message
+        .split_once("env: ")
+        .and_then(|(_, rest)| rest.split_once("; process"))
+        .map(|(env, _)| serde_json::from_str::<serde_json::Value>(env).unwrap())
+        .unwrap_or_else(|| panic!("{message}"));
+    let data_dir = env["YOHOST_DATA_DIR"].as_str().unwrap_or_default();
     assert!(
-        message.contains(r#"env: {"YOHOST_JS_TEST_GRANTED":"visible"}"#),
+        std::path::Path::new(data_dir).starts_with(data.path().canonicalize().unwrap()),
+        "{message}"
+    );
+    assert_eq!(
+        env,
+        json!({"YOHOST_JS_TEST_GRANTED": "visible", "YOHOST_DATA_DIR": data_dir}),
         "{message}"
     );
     assert!(!message.contains("hidden"), "{message}");

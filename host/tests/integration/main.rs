@@ -16,6 +16,8 @@ mod support;
 mod wasm_guests;
 
 mod contract_rules;
+#[cfg(feature = "js")]
+mod data_dir;
 mod decoding_properties;
 #[cfg(all(feature = "js", feature = "python"))]
 mod discovery_hostile;
@@ -46,6 +48,7 @@ mod refused_plugins;
 mod run_logs;
 #[cfg(all(feature = "js", feature = "python"))]
 mod tool_arguments;
+mod tool_run;
 #[cfg(all(feature = "js", feature = "python"))]
 mod tool_terminate;
 #[cfg(all(feature = "wasm", feature = "dylib"))]

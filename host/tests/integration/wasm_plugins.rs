@@ -408,6 +408,36 @@ async fn only_granted_environment_variables_are_visible_and_the_wall_clock_is_fr
 }
 
 #[tokio::test]
+async fn a_component_writes_in_the_data_folder_its_environment_names_and_nowhere_beside() {
+    let dir = plugin_dir();
+    let data = tempfile::tempdir().unwrap();
+    install(dir.path(), "hostile", "guest_hostile", "");
+    let host = PluginHost::builder(dir.path())
+        .data_dir(data.path())
+        .open()
+        .unwrap();
+    let (folder, failed) = echo(&host, "env:YOHOST_DATA_DIR").await;
+    assert!(!failed, "{folder}");
+    let real = Path::new(&folder);
+    assert!(
+        real.starts_with(data.path().canonicalize().unwrap()) && real.ends_with("hostile"),
+        "{folder}"
+    );
+    assert_eq!(
+        echo(&host, &format!("write:{folder}/note")).await,
+        ("wrote".into(), false)
+    );
+    assert_eq!(
+        std::fs::read_to_string(real.join("note")).unwrap(),
+        "written"
+    );
+    // The folder that holds every plugin's of this directory is not its.
+    let (_, failed) = echo(&host, &format!("write:{folder}/../other")).await;
+    assert!(failed, "wrote beside its data folder");
+    assert!(!real.with_file_name("other").exists());
+}
+
+#[tokio::test]
 async fn other_wit_versions_core_modules_and_junk_are_refused_at_load() {
     let dir = plugin_dir();
     install(dir.path(), "future", "guest_next_wit", "");

@@ -167,7 +167,13 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// This process's resident memory, in bytes (Linux; `None` elsewhere).
 pub fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    resident_bytes_of("self")
+}
+
+/// The resident memory of process `pid` (a number, or `self`), in bytes
+/// (Linux; `None` elsewhere, or when there is no such process).
+pub fn resident_bytes_of(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)

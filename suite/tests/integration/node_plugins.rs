@@ -226,11 +226,13 @@ async fn the_permission_model_confines_files_processes_workers_and_env() {
     )
     .await;
     // The granted `PATH`, the base set the host has (without `HOME`,
-    // which no grant lets it read), and the process's private `TMPDIR`.
+    // which no grant lets it read), the process's private `TMPDIR`, and
+    // the plugin's data folder.
     let mut env: Vec<&str> = yohost::adapter::sandbox::BASE_ENV
         .iter()
         .copied()
         .filter(|name| *name != "HOME" && (*name == "TMPDIR" || std::env::var(name).is_ok()))
+        .chain([yohost::adapter::data_dir::DATA_DIR_ENV])
         .collect();
     env.sort();
     let env = format!("env=ok:{}", env.join(","));

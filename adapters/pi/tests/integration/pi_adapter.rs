@@ -1183,11 +1183,12 @@ async fn a_spawn_hooks_env_reaches_the_process_within_the_grants() {
     let mut agent = agent.with_extension(host.extension());
     let results = tool_results(&run(&mut agent, "run").await);
     assert!(!results[0].2, "{results:?}");
-    // The hook saw no variable the manifest does not grant; what it set
-    // reached the process; a variable it was never shown stays.
+    // The hook saw no variable the manifest does not grant (only the one
+    // naming the plugin's data folder, which every plugin is given); what
+    // it set reached the process; a variable it was never shown stays.
     assert_eq!(
         results[0].1.trim(),
-        "seen=\nadded=by the hook\npath-kept",
+        "seen=YOHOST_DATA_DIR\nadded=by the hook\npath-kept",
         "{results:?}"
     );
 }

@@ -1,5 +1,5 @@
 //! What the embedded engine and the Node engine share, kept once: loading
-//! yohost's own flavor, the granted environment, turning what a flavor's
+//! yohost's own flavor, turning what a flavor's
 //! shape reported into a [`Loaded`] plugin, and routing a plugin's log line
 //! to its call's subscriber and span.
 //!
@@ -14,10 +14,8 @@ use crate::load::discovery::Candidate;
 use crate::load::error::LoadError;
 use crate::load::grants::Grants;
 use crate::load::loaded::{AppSurface, Loaded};
-use crate::load::manifest::Capabilities;
 use crate::model::names::closest;
 use crate::model::Confinement;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use yohost_contract::Hook;
@@ -48,16 +46,6 @@ pub(crate) fn load_yohost(
         &serde_json::Value::Null,
         grants,
     )
-}
-
-/// The environment variables the manifest grants that are set, with their
-/// values now.
-pub(crate) fn granted_env(capabilities: &Capabilities) -> BTreeMap<String, String> {
-    capabilities
-        .env
-        .iter()
-        .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
-        .collect()
 }
 
 /// What a flavor's shape reported when the plugin loaded, on either engine.

@@ -109,6 +109,7 @@ function hookCalls(sink) {
   /** @type {Readonly<Record<string, string>>} */
   let env = Object.freeze(Object.create(null));
   let pluginDir = "";
+  let dataDir = "";
   /**
    * The calls in flight: the controller behind `ctx.signal` once read, and
    * the reason it aborts with once the host gave up on the call.
@@ -133,7 +134,8 @@ function hookCalls(sink) {
   return {
     /**
      * Take the hooks `shaped` gives, with the granted environment and the
-     * plugin's folder every `ctx` carries; what the host reads of them.
+     * plugin's folder every `ctx` carries (and its data folder, which the
+     * environment names in `YOHOST_DATA_DIR`); what the host reads of them.
      * @param {Shaped} shaped
      * @param {Record<string, string>} grantedEnv
      * @param {string} dir
@@ -145,6 +147,7 @@ function hookCalls(sink) {
       if (typeof shaped.unload === "function") unload = /** @type {() => void} */ (shaped.unload);
       env = Object.freeze({ ...grantedEnv });
       pluginDir = dir;
+      dataDir = env.YOHOST_DATA_DIR ?? "";
       return ready;
     },
 
@@ -172,6 +175,7 @@ function hookCalls(sink) {
         },
         env,
         pluginDir,
+        dataDir,
         get signal() {
           if (call.controller === null) {
             call.controller = new AbortController();

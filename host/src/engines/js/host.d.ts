@@ -163,6 +163,8 @@ interface HookContext {
   readonly log: PluginLog;
   readonly env: Readonly<Record<string, string>>;
   readonly pluginDir: string;
+  /** The plugin's data folder (`YOHOST_DATA_DIR` in `env`); empty when it has none. */
+  readonly dataDir: string;
   readonly signal: AbortSignal;
   /**
    * Ask the app's user, when the host gives the call a user interface

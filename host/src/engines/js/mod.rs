@@ -136,7 +136,7 @@ pub fn load_with(
     let gather_warnings = std::mem::take(&mut modules.warnings);
     add_flavor(&mut modules, flavor).map_err(refused)?;
     let capabilities = &candidate.manifest.capabilities;
-    let env = glue::granted_env(capabilities);
+    let env = crate::load::data_dir::plugin_env(candidate);
     let plugin_dir = modules.base_dir.clone();
     let cwd = std::env::current_dir().unwrap_or_default();
     let dry_run = candidate.dry_run.then(DryRun::default);

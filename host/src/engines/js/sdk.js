@@ -41,7 +41,8 @@ function hostFiles(op, path, data) {
 
 /**
  * Text files within the directories `plugin.toml` grants
- * (`capabilities.read`, `capabilities.write`). Relative paths start at the
+ * (`capabilities.read`, `capabilities.write`) and the plugin's data folder
+ * (`ctx.dataDir`). Relative paths start at the
  * plugin's folder (`ctx.pluginDir`); anything outside the grants throws an
  * error whose `code` is "EACCES" (`exists` answers false instead).
  */

@@ -336,7 +336,7 @@ fn launch(
         args.push("--disable-warning=ExperimentalWarning".into());
     }
     args.extend(["--input-type=module".into(), "-e".into(), BOOTSTRAP.into()]);
-    let env = glue::granted_env(capabilities);
+    let env = crate::load::data_dir::plugin_env(candidate);
     let node = node_executable().map_err(|e| e.to_string())?;
     let cwd = std::env::current_dir().unwrap_or_else(|_| plugin_dir.clone());
     let services = flavor.services.map(|api| ServiceSettings {

@@ -91,9 +91,10 @@ class _HostHandler(logging.Handler):
             self.handleError(record)
 
 
-def load(path, module_name, folder, package, name):
+def load(path, module_name, folder, package, name, data_dir):
     """Import the plugin at ``path`` as ``module_name``; its import-time log
-    lines are tagged with ``name``.
+    lines are tagged with ``name``, and its ``Plugin`` takes ``data_dir``
+    (its data folder, or ``None``).
 
     Returns ``(plugin, name, hooks)``. Raises :class:`LoadFailure` with the
     file and line of the error.
@@ -107,12 +108,14 @@ def load(path, module_name, folder, package, name):
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     token = yohost._current.set(("", name))
+    data_token = yohost._data_dir.set(data_dir)
     try:
         spec.loader.exec_module(module)
     except BaseException as error:
         del sys.modules[module_name]
         raise LoadFailure(_where(error, folder)) from None
     finally:
+        yohost._data_dir.reset(data_token)
         yohost._current.reset(token)
     plugins = [v for v in vars(module).values() if isinstance(v, yohost.Plugin)]
     if len(plugins) != 1:

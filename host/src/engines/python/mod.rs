@@ -120,6 +120,10 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
         folder.to_string_lossy().into_owned(),
         package,
         candidate.name.clone(),
+        candidate
+            .data_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned()),
     );
     let (tx, rx) = mpsc::channel::<Result<Imported, String>>();
     let dispatch = tracing::dispatcher::get_default(Clone::clone);
@@ -178,7 +182,7 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
 /// `_yohost_host.load(...)`: the plugin, or the file and line that failed.
 fn import(
     py: Python<'_>,
-    args: (String, String, String, bool, String),
+    args: (String, String, String, bool, String, Option<String>),
 ) -> Result<Imported, String> {
     let host = interpreter::host_module(py)?;
     host.bind(py)

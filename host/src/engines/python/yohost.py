@@ -273,10 +273,16 @@ class Plugin:
     Each module gets its own ``Plugin``, so two plugin files never share
     handlers. ``name`` is the name the plugin gives itself (a
     ``plugin.toml`` ``name`` wins; absent both, the file or folder name).
+
+    ``data_dir`` is the plugin's data folder (an absolute path outside the
+    plugin directory, made by the host): what the plugin writes there
+    survives runs and reloads and never reloads it. ``None`` outside the
+    host (in a unit test), or when the host gave the plugin none.
     """
 
     def __init__(self, name: Optional[str] = None) -> None:
         self.name = name
+        self.data_dir: Optional[str] = _data_dir.get()
         self._handlers: Dict[str, Handler] = {}
         self._tools: Dict[str, Tuple[Dict[str, Any], Handler]] = {}
 
@@ -387,6 +393,12 @@ class Plugin:
 #: each call, and carried into ``await``\\ ed code by ``contextvars``.
 _current: contextvars.ContextVar[Optional[Tuple[str, str]]] = contextvars.ContextVar(
     "yohost_current", default=None
+)
+
+#: The data folder of the plugin being imported; set by the host around
+#: the import, so that its ``Plugin`` takes it as ``data_dir``.
+_data_dir: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+    "yohost_data_dir", default=None
 )
 
 #: Where log lines go: ``sink(run_id, plugin, level, message)``. The host

@@ -4,8 +4,9 @@
 //!
 //! Granted: the directories in `read` (read-only) and `write` (read-write),
 //! as the host's [file grants](crate::load::grants) opened them at load, preopened
-//! under the path as written in the manifest; the environment variables in
-//! `env` (their values at load); the network only with `network = true`.
+//! under the path as written in the manifest (its data folder under its own
+//! path); the environment variables in `env` (their values at load) and
+//! `YOHOST_DATA_DIR`; the network only with `network = true`.
 //! Never granted: any other file, variable or address, the wall clock (it
 //! reads as 1970-01-01), stdin. A path outside every granted directory
 //! reaches the [deny root](super::denied) and fails as a permission error
@@ -53,10 +54,8 @@ impl Grants {
                 (grant.real().to_path_buf(), guest, perms)
             })
             .collect();
-        let env = caps
-            .env
-            .iter()
-            .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+        let env = crate::load::data_dir::plugin_env(candidate)
+            .into_iter()
             .collect();
         Grants {
             dirs,

@@ -38,7 +38,7 @@ pub use paths::lexical;
 
 use crate::load::manifest::Capabilities;
 use granted_file::GrantedFile;
-use paths::resolve_existing;
+pub(crate) use paths::resolve_existing;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -188,18 +188,29 @@ impl Grants {
         {
             return self;
         }
-        let Ok(dir) = Confined::open(&path) else {
-            return self;
-        };
+        self.with(path, PathBuf::from("."), Access::Read)
+            .unwrap_or(self)
+    }
+
+    /// These grants, plus reading and writing the plugin's data folder
+    /// `folder` (absolute, symlinks resolved: see
+    /// [`data_dir`](crate::load::data_dir)), written as its path.
+    pub fn with_data_folder(&self, folder: &Path) -> io::Result<Grants> {
+        self.with(folder.to_path_buf(), folder.to_path_buf(), Access::Write)
+    }
+
+    /// These grants, plus folder `path` (absolute), opened now.
+    fn with(&self, path: PathBuf, written: PathBuf, access: Access) -> io::Result<Grants> {
+        let dir = Confined::open(&path)?;
         let mut dirs = self.dirs.to_vec();
         dirs.push(Arc::new(Grant {
-            written: PathBuf::from("."),
-            access: Access::Read,
+            written,
+            access,
             lexical: path,
             dir,
             file: None,
         }));
-        Grants { dirs: dirs.into() }
+        Ok(Grants { dirs: dirs.into() })
     }
 
     /// The granted directories and files.

@@ -27,7 +27,7 @@ pub fn lexical(path: &Path) -> PathBuf {
 
 /// `path` (without `..`) with its longest existing ancestor resolved
 /// through symlinks.
-pub(super) fn resolve_existing(path: &Path) -> PathBuf {
+pub(crate) fn resolve_existing(path: &Path) -> PathBuf {
     let mut rest = Vec::new();
     let mut existing = path;
     loop {
