@@ -1,9 +1,11 @@
-//! What the command's tests share: running `yohost`, and a plugin
-//! directory of the example dylibs.
+//! What the command's tests share: running `yohost`, a plugin directory
+//! of the example dylibs, and `yohost serve` through rmcp's client
+//! ([`serve`]).
 // Each test binary uses a part of these.
 #![allow(dead_code)]
 
 pub mod registry;
+pub mod serve;
 
 use crate::support::{example_dylib, plugin_dir, write};
 use std::io::Write;

@@ -14,6 +14,7 @@
 // - `flood`: 100,000 `notifications/message`, then the text;
 // - `crash`: exits at once, with a word on stderr;
 // - `garbage`: lines on its output that are not JSON-RPC, then the text.
+// A `notifications/cancelled` it gets is written on its stderr.
 import { createInterface } from "node:readline";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -115,6 +116,9 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     // MCP has no way to end the run: `terminate` here is a field the client ignores.
     else if (params.name === "fx_end") answer(id, [text(args.text)], { terminate: true });
     else send({ id, error: { code: -32602, message: `no tool ${params.name}` } });
+  } else if (method === "notifications/cancelled") {
+    // What a test of cancellation passed on to the server looks for.
+    process.stderr.write(`fx: cancelled request ${params.requestId}\n`);
   } else if (id !== undefined) {
     send({ id, error: { code: -32601, message: `no method ${method}` } });
   }
