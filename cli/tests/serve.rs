@@ -36,6 +36,8 @@ mod support;
 use common::serve::{
     call, http_server, http_session, installed, stdio_session, text, Client, Session, Stderr,
 };
+use rmcp::model::{CallToolRequest, ClientRequest, ServerResult};
+use rmcp::service::PeerRequestOptions;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
@@ -224,6 +226,23 @@ def noisy(call: CallTool) -> ToolReply:
         client.logged("tools").contains(&"echo hello".to_string()),
         "{:?}",
         client.logged("tools")
+    );
+    // An MCP server's progress for a call reaches the client: counted by
+    // the server, each naming what that server sent.
+    let request = call("fx_echo", json!({"text": "progress"}));
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+    let options = PeerRequestOptions::no_options();
+    let handle = session.peer().send_request_with_option(request, options);
+    let handle = handle.await.unwrap();
+    let token = handle.progress_token.clone();
+    let ServerResult::CallToolResult(answered) = handle.await_response().await.unwrap() else {
+        panic!("not a tool's result");
+    };
+    assert_eq!(text(&answered), "progress");
+    let steps = (1..=3).map(|n| (f64::from(n), format!("{n}/3: step {n}")));
+    assert_eq!(
+        client.progress_of(&token, 3).await,
+        steps.collect::<Vec<_>>()
     );
     let ordered = json!({"text": "ordered"});
     session.call_tool(call("echo", ordered)).await.unwrap();

@@ -24,6 +24,10 @@
 //!   a header's `${VAR}` reads a granted environment variable. One that
 //!   asks for OAuth is authorized through an [`Authorizer`]
 //!   ([`McpAdapter::with_authorizer`]).
+//! - A call whose caller listens for progress (`CallLimits::progress`)
+//!   carries a progress token of its own; the server's
+//!   `notifications/progress` for it reach the listener as messages, at most
+//!   256 a call.
 //! - What a server asks of the user (elicitation) or the model (sampling)
 //!   goes to the embedder's [`ServerRequestHandler`]
 //!   ([`McpAdapter::with_requests`]), and is declined without one.
@@ -39,6 +43,7 @@ mod launcher;
 mod link;
 mod oauth;
 mod plugin;
+mod progress;
 mod requests;
 mod stdio;
 mod tokens;

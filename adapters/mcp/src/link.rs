@@ -4,6 +4,7 @@
 //! [`crate::convert`].
 
 use crate::oauth::{self, Authorizer, OAuthSettings};
+use crate::progress::{Progress, Routed};
 use crate::requests::ServerRequestHandler;
 use crate::stdio::{self, Process};
 use crate::tokens::TokenFile;
@@ -22,6 +23,7 @@ use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tracing::instrument::WithSubscriber;
+use yoagent::ProgressFn;
 use yohost::adapter::limits::MAX_REPLY_BYTES;
 
 /// The protocol version yohost asks for: the newest with an `initialize`
@@ -192,6 +194,8 @@ impl ClientHandler for Client {
 pub(crate) struct Link {
     service: RunningService<RoleClient, Client>,
     list_changes: Arc<AtomicU64>,
+    /// The listeners of the calls' progress.
+    progress: Progress,
     /// The server's process, for a stdio server: ended with the link.
     process: Option<Process>,
     server: String,
@@ -209,10 +213,11 @@ impl Link {
         answers: &Answers,
     ) -> Result<Link, Failure> {
         let (client, list_changes) = client(server, answers);
-        let service = on_client_runtime(client.serve(pipes))
+        let progress = Progress::default();
+        let service = on_client_runtime(client.serve(Routed::new(pipes, &progress)))
             .await
             .map_err(|e| init_failure(server, &e, process.gone()))?;
-        Link::new(server, service, list_changes, Some(process))
+        Link::new(server, service, (list_changes, progress), Some(process))
     }
 
     /// Open a streamable HTTP connection to `remote` and shake hands; a
@@ -258,8 +263,12 @@ impl Link {
                 Arc::clone(&http.auth_manager),
             ));
             session.resume().await;
-            let transport =
-                || StreamableHttpClientTransport::with_client(http.clone(), config.clone());
+            let progress = Progress::default();
+            let transport = || {
+                let transport =
+                    StreamableHttpClientTransport::with_client(http.clone(), config.clone());
+                Routed::new(transport, &progress)
+            };
             let (client, list_changes) = client(&server, &answers);
             let (service, list_changes) = match client.serve(transport()).await {
                 Ok(service) => (service, list_changes),
@@ -276,7 +285,7 @@ impl Link {
                     (service, list_changes)
                 }
             };
-            let mut link = Link::new(&server, service, list_changes, None)?;
+            let mut link = Link::new(&server, service, (list_changes, progress), None)?;
             link.session = Some(session);
             Ok(link)
         })
@@ -308,7 +317,7 @@ impl Link {
     fn new(
         server: &str,
         service: RunningService<RoleClient, Client>,
-        list_changes: Arc<AtomicU64>,
+        (list_changes, progress): (Arc<AtomicU64>, Progress),
         process: Option<Process>,
     ) -> Result<Link, Failure> {
         let peer = service.peer().peer_info();
@@ -332,6 +341,7 @@ impl Link {
         Ok(Link {
             service,
             list_changes,
+            progress,
             process,
             server: server.to_string(),
             info,
@@ -402,8 +412,15 @@ impl Link {
 
     /// Call a tool; its result as JSON. Dropping the future before the
     /// answer (the call's deadline, the run's cancel) sends the server
-    /// `notifications/cancelled` for it.
-    pub(crate) async fn call_tool(&self, name: &str, arguments: Value) -> Result<Value, Failure> {
+    /// `notifications/cancelled` for it. With `progress`, the call carries a
+    /// progress token, and the server's progress for it goes there until
+    /// the call ends ([`crate::progress`]).
+    pub(crate) async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: Option<ProgressFn>,
+    ) -> Result<Value, Failure> {
         if let Some(why) = self.gone() {
             return Err(Failure::Gone(why));
         }
@@ -413,6 +430,11 @@ impl Link {
             Value::Null => None,
             _ => return Err(Failure::Protocol("arguments that are not an object".into())),
         };
+        let listening = progress.map(|sink| self.progress.listen(sink));
+        if let Some(listening) = &listening {
+            let meta = params.meta.get_or_insert_with(Default::default);
+            meta.set_progress_token(listening.token());
+        }
         // Only an HTTP connection may be asked to authorize again, and only
         // then are the arguments kept for a second try.
         let answer = match &self.session {

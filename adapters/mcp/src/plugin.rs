@@ -294,7 +294,7 @@ struct McpRun {
 
 #[async_trait::async_trait]
 impl PluginRun for McpRun {
-    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError> {
         match call {
             HookCall::Tools(_) => Ok(HookReply::Tools(self.tools.as_ref().clone()).to_json()),
             HookCall::CallTool(args) => {
@@ -304,7 +304,11 @@ impl PluginRun for McpRun {
                         self.server, args.tool
                     )));
                 }
-                match self.link.call_tool(&args.tool, args.args).await {
+                match self
+                    .link
+                    .call_tool(&args.tool, args.args, limits.progress)
+                    .await
+                {
                     Ok(result) => tool_reply(&result)
                         .map(|reply| reply.to_json())
                         .map_err(|problem| bad_reply(&self.server, &problem)),

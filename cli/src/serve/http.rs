@@ -17,6 +17,7 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::validate_request::{ValidateRequest, ValidateRequestHeaderLayer};
@@ -58,13 +59,7 @@ impl<B> ValidateRequest<B> for Bearer {
             .headers()
             .get(AUTHORIZATION)
             .map_or(&[][..], |v| v.as_bytes());
-        let differ = given.len() != self.expected.len()
-            || given
-                .iter()
-                .zip(&self.expected)
-                .fold(0, |acc, (a, b)| acc | (a ^ b))
-                != 0;
-        if !differ {
+        if bool::from(given.ct_eq(&self.expected)) {
             return Ok(());
         }
         Err(Response::builder()

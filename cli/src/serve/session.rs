@@ -8,7 +8,8 @@ use crate::serve::client_logs::{Attached, ClientLogs};
 use crate::serve::mapping;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -24,6 +25,10 @@ const PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 /// How long the directory must be quiet before a change is acted on: an
 /// editor's save, or a package being copied, is many events.
 const SETTLE: Duration = Duration::from_millis(300);
+
+/// How many of a call's progress messages may wait to be sent to the
+/// client; more are dropped (the MCP adapter bounds a call's messages too).
+const PROGRESS_QUEUE: usize = 64;
 
 /// What every session of one `yohost serve` shares.
 pub struct Shared {
@@ -250,12 +255,62 @@ impl ServerHandler for Session {
     ) -> Result<CallToolResponse, ErrorData> {
         let run = self.state.run().await?;
         let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let outcome = run.call(&request.name, args, &context.ct).await;
+        let asked = request
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get_progress_token());
+        let token = context.meta.get_progress_token().or(asked);
+        let outcome = match token {
+            Some(token) => call_reporting(&run, &request.name, args, &context, token).await,
+            None => run.call(&request.name, args, &context.ct).await,
+        };
         // The client reads the call's log lines before its result.
         self.state.shared.logs.flush(&self.state.run_id).await;
         if let ToolCallOutcome::Cancelled = outcome {
             tracing::info!(run_id = %run.run_id(), tool = %request.name, "the call was cancelled");
         }
         mapping::outcome(&request.name, outcome).map(Into::into)
+    }
+}
+
+/// `run`'s call of `name`, the messages its tool reports sent to the client
+/// as `notifications/progress` for `token`, each before the call's result:
+/// `progress` counts the messages so far, `message` is each.
+async fn call_reporting(
+    run: &ToolRun,
+    name: &str,
+    args: serde_json::Value,
+    context: &RequestContext<RoleServer>,
+    token: ProgressToken,
+) -> ToolCallOutcome {
+    let (queue, mut messages) = tokio::sync::mpsc::channel::<String>(PROGRESS_QUEUE);
+    let sink: yoagent::ProgressFn = Arc::new(move |message| {
+        let _ = queue.try_send(message);
+    });
+    let mut sent = 0u32;
+    let send = |message: String, sent: u32| {
+        let mut progress = ProgressNotificationParam::new(token.clone(), f64::from(sent));
+        progress.message = Some(message);
+        async {
+            // A client that has gone gets nothing; the call ends as it ends.
+            let _ = context.peer.notify_progress(progress).await;
+        }
+    };
+    let call = run.call_reporting(name, args, &context.ct, Some(sink));
+    tokio::pin!(call);
+    loop {
+        tokio::select! {
+            outcome = &mut call => {
+                while let Ok(message) = messages.try_recv() {
+                    sent += 1;
+                    send(message, sent).await;
+                }
+                return outcome;
+            }
+            Some(message) = messages.recv() => {
+                sent += 1;
+                send(message, sent).await;
+            }
+        }
     }
 }

@@ -5,7 +5,10 @@
 // Each test binary and the bench use a part of these.
 #![allow(dead_code)]
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, Implementation, ProgressNotificationParam,
+    ProgressToken,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -26,6 +29,8 @@ pub struct Client {
     pub list_changed: Arc<Notify>,
     /// Each `notifications/message`: its logger and its data's `message`.
     pub logs: Arc<Mutex<Vec<(String, String)>>>,
+    /// Each `notifications/progress`.
+    pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
 }
 
 impl Client {
@@ -37,6 +42,29 @@ impl Client {
             .map(|(_, message)| message.clone())
             .collect()
     }
+
+    /// The `progress` and `message` of the progress received for `token`
+    /// once `count` have come (within 10 s), in `progress` order: the
+    /// client's handler gets each on a task of its own.
+    pub async fn progress_of(&self, token: &ProgressToken, count: usize) -> Vec<(f64, String)> {
+        let received = || {
+            let progress = self.progress.lock().unwrap();
+            let mut of: Vec<(f64, String)> = progress
+                .iter()
+                .filter(|p| p.progress_token == *token)
+                .map(|p| (p.progress, p.message.clone().unwrap_or_default()))
+                .collect();
+            of.sort_by(|a, b| a.0.total_cmp(&b.0));
+            of
+        };
+        for _ in 0..100 {
+            if received().len() >= count {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        received()
+    }
 }
 
 impl ClientHandler for Client {
@@ -47,6 +75,14 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.list_changed.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().unwrap().push(params);
     }
 
     #[allow(deprecated)] // MCP's logging, which `yohost serve` sends.

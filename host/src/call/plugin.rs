@@ -30,6 +30,11 @@ pub struct CallLimits {
     /// The embedding app's user interface, which the call may ask
     /// ([`UserInterface`]); `None`: headless.
     pub ui: Option<Arc<dyn UserInterface>>,
+    /// Where a tool call may report progress, as messages for the user
+    /// (yoagent's `ToolContext::on_progress`); `None` for every other hook
+    /// and when no one listens. An engine that cannot report progress
+    /// ignores it.
+    pub progress: Option<yoagent::ProgressFn>,
 }
 
 impl std::fmt::Debug for CallLimits {
@@ -38,6 +43,7 @@ impl std::fmt::Debug for CallLimits {
             .field("deadline", &self.deadline)
             .field("cancel", &self.cancel)
             .field("ui", &self.ui.as_ref().map(|_| "an app's"))
+            .field("progress", &self.progress.as_ref().map(|_| "a listener"))
             .finish()
     }
 }

@@ -116,6 +116,7 @@ impl PluginHost {
             &cancel,
             &logs,
             self.ui(),
+            None,
         )
         .await;
         handle.close().await;

@@ -15,8 +15,8 @@ use yoagent::extension::{
     ExtensionError, RunContext, RunEnd, RunHooks, RunOutcome, ToolOutput, FINISH_TIMEOUT,
 };
 use yoagent::{
-    AgentEvent, AgentTool, Content, ToolCallRequest, ToolContext, ToolDecision, ToolError,
-    ToolResult,
+    AgentEvent, AgentTool, Content, ProgressFn, ToolCallRequest, ToolContext, ToolDecision,
+    ToolError, ToolResult,
 };
 
 /// One run of a [`PluginHost`]'s plugins with no model: an app (an MCP
@@ -165,11 +165,26 @@ impl ToolRun {
         args: serde_json::Value,
         cancel: &CancellationToken,
     ) -> ToolCallOutcome {
+        self.call_reporting(name, args, cancel, None).await
+    }
+
+    /// [`call`](Self::call), with `progress` getting the messages the tool
+    /// reports while it runs (yoagent's `ToolContext::on_progress`): an MCP
+    /// server's `notifications/progress` for the call, bounded by its
+    /// adapter; the engines that have no way to report progress send none.
+    /// None comes after the call returns.
+    pub async fn call_reporting(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        cancel: &CancellationToken,
+        progress: Option<ProgressFn>,
+    ) -> ToolCallOutcome {
         let token = self.cancel.child_token();
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => ToolCallOutcome::Cancelled,
-            outcome = self.call_within(name, args, &token) => outcome,
+            outcome = self.call_within(name, args, &token, progress) => outcome,
         };
         token.cancel();
         outcome
@@ -180,6 +195,7 @@ impl ToolRun {
         name: &str,
         args: serde_json::Value,
         cancel: &CancellationToken,
+        progress: Option<ProgressFn>,
     ) -> ToolCallOutcome {
         let hooks = self.hooks.read().await;
         if let Some(why) = self.not_started(&hooks) {
@@ -215,7 +231,8 @@ impl ToolRun {
             tool_name: name.to_string(),
             args: args.clone(),
         });
-        let ctx = ToolContext::new(id.as_str(), name).with_cancel(cancel.clone());
+        let mut ctx = ToolContext::new(id.as_str(), name).with_cancel(cancel.clone());
+        ctx.on_progress = progress;
         let (result, is_error) = match guarded(tool.execute(args.clone(), ctx)).await {
             Ok(Ok(result)) => (result, false),
             Ok(Err(ToolError::Cancelled)) => return ToolCallOutcome::Cancelled,

@@ -42,11 +42,12 @@ pub async fn call_hook<K: HookKind>(
 ) -> Result<K::Reply, HookError> {
     let call = K::call(args);
     let logs = RunLogs::open(&call.run().run_id, &plugin.name);
-    call_hook_within::<K>(plugin, run, call, cancel, &logs, None).await
+    call_hook_within::<K>(plugin, run, call, cancel, &logs, None, None).await
 }
 
 /// [`call_hook`] with the plugin's log bounds for the run, `logs`, which
-/// its session holds, and the app's user interface, `ui`, the call may ask.
+/// its session holds, the app's user interface, `ui`, the call may ask,
+/// and where it may report progress, `progress` ([`CallLimits::progress`]).
 pub(crate) async fn call_hook_within<K: HookKind>(
     plugin: &LoadedPlugin,
     run: &dyn PluginRun,
@@ -54,6 +55,7 @@ pub(crate) async fn call_hook_within<K: HookKind>(
     cancel: &CancellationToken,
     logs: &RunLogs,
     ui: Option<Arc<dyn UserInterface>>,
+    progress: Option<yoagent::ProgressFn>,
 ) -> Result<K::Reply, HookError> {
     let timeout = plugin.manifest.timeout(K::HOOK);
     let span = hook_span(&call, &plugin.name);
@@ -64,6 +66,7 @@ pub(crate) async fn call_hook_within<K: HookKind>(
         deadline,
         cancel: cancel.clone(),
         ui,
+        progress,
     };
     let fail = |error: CallError| HookError {
         plugin: plugin.name.clone(),

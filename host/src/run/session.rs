@@ -185,6 +185,16 @@ impl PluginSession {
     /// plugin's [figures](crate::call::stats). A failure is handled here, once
     /// (see the module docs), and returned for the hook's own answer.
     pub(crate) async fn call<K: HookKind>(&self, args: K::Args) -> Result<K::Reply, HookError> {
+        self.call_reporting::<K>(args, None).await
+    }
+
+    /// [`call`](Self::call), with where the call may report progress
+    /// (a tool call's [`CallLimits::progress`](crate::CallLimits::progress)).
+    pub(crate) async fn call_reporting<K: HookKind>(
+        &self,
+        args: K::Args,
+        progress: Option<yoagent::ProgressFn>,
+    ) -> Result<K::Reply, HookError> {
         let unloaded = lock(&self.unloaded).clone();
         let (result, latency) = match (&self.run_handle, unloaded) {
             (Some(handle), None) => {
@@ -197,6 +207,7 @@ impl PluginSession {
                     &self.cancel,
                     &self.logs,
                     self.ui.clone(),
+                    progress,
                 )
                 .await;
                 (result, Some(started.elapsed()))

@@ -15,7 +15,9 @@ use yohost_contract::{CallToolArgs, ToolSpec};
 /// arguments match the tool's parameters schema (or unchecked to a tool that
 /// prepares its arguments and checks them itself: `prepares_arguments`).
 /// A result that asks to end the run (`terminate`) is recorded in the
-/// run's [`Terminations`].
+/// run's [`Terminations`]. The call's progress listener
+/// (`ToolContext::on_progress`) goes to the engine
+/// ([`CallLimits::progress`](crate::CallLimits::progress)).
 pub(crate) struct PluginTool {
     session: Arc<PluginSession>,
     spec: ToolSpec,
@@ -95,7 +97,7 @@ impl AgentTool for PluginTool {
         };
         let reply = tokio::select! {
             _ = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-            reply = self.session.call::<kind::CallTool>(args) => reply,
+            reply = self.session.call_reporting::<kind::CallTool>(args, ctx.on_progress.clone()) => reply,
         };
         match reply {
             Ok(reply) => {

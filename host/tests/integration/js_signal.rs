@@ -83,6 +83,7 @@ async fn a_cancelled_run_aborts_the_calls_signal_at_once() {
         deadline: Instant::now() + Duration::from_secs(60),
         cancel: cancel.clone(),
         ui: None,
+        progress: None,
     };
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -116,6 +117,7 @@ async fn a_passed_deadline_aborts_the_calls_signal_with_a_timeout() {
         deadline: Instant::now() + Duration::from_millis(200),
         cancel: CancellationToken::new(),
         ui: None,
+        progress: None,
     };
     let outcome = call_wait(&host, limits).await;
     assert!(matches!(outcome, Err(CallError::Timeout(_))), "{outcome:?}");
@@ -154,6 +156,7 @@ async fn a_signal_first_read_after_the_deadline_is_already_aborted() {
         deadline: Instant::now() + after,
         cancel: CancellationToken::new(),
         ui: None,
+        progress: None,
     };
     let outcome = call_wait(&host, limits(Duration::from_millis(150))).await;
     assert!(matches!(outcome, Err(CallError::Timeout(_))), "{outcome:?}");

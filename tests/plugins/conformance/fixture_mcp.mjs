@@ -13,7 +13,9 @@
 //   whose message holds fx-secret-7f3a;
 // - `flood`: 100,000 `notifications/message`, then the text;
 // - `crash`: exits at once, with a word on stderr;
-// - `garbage`: lines on its output that are not JSON-RPC, then the text.
+// - `garbage`: lines on its output that are not JSON-RPC, then the text;
+// - `progress`: 3 `notifications/progress` for the call's
+//   `_meta.progressToken` (none without one), then the text.
 // A `notifications/cancelled` it gets is written on its stderr.
 import { createInterface } from "node:readline";
 import { spawnSync } from "node:child_process";
@@ -62,7 +64,7 @@ function processTool(name, args) {
   }
 }
 
-function echo(id, t) {
+function echo(id, t, progressToken) {
   switch (t) {
     case "hang":
       return;
@@ -85,6 +87,11 @@ function echo(id, t) {
     case "crash":
       process.stderr.write("fx: crashing on purpose\n");
       process.exit(3);
+    case "progress":
+      for (let step = 1; progressToken !== undefined && step <= 3; step++) {
+        send({ method: "notifications/progress", params: { progressToken, progress: step, total: 3, message: `step ${step}` } });
+      }
+      return answer(id, [text(t)]);
     case "garbage":
       process.stdout.write('this is not JSON\n{"jsonrpc": "2.0", "id": "nobody"}\n[1, 2\n');
       return answer(id, [text(t)]);
@@ -108,7 +115,7 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     send({ id, result: {} });
   } else if (method === "tools/call") {
     const args = params.arguments ?? {};
-    if (params.name === "fx_echo") echo(id, args.text);
+    if (params.name === "fx_echo") echo(id, args.text, params._meta?.progressToken);
     else if (proc && ["fx_sh", "fx_read", "fx_signal"].includes(params.name))
       answer(id, [text(processTool(params.name, args))]);
     else if (params.name === "fx_image") answer(id, [text("fx image"), { type: "image", data: PNG, mimeType: "image/png" }]);

@@ -245,6 +245,7 @@ async fn exec_signal_aborts_on_cancel_and_effects_run_on_unload() {
         deadline: Instant::now() + Duration::from_secs(30),
         cancel: cancel.clone(),
         ui: None,
+        progress: None,
     };
     let call = HookCall::CallTool(CallToolArgs {
         run: run.clone(),
@@ -343,6 +344,7 @@ async fn ask_tools(host: &PluginHost) -> HookReply {
         deadline: Instant::now() + Duration::from_secs(5),
         cancel: CancellationToken::new(),
         ui: None,
+        progress: None,
     };
     let call = HookCall::Tools(run);
     let reply: serde_json::Value = opened.call(call.clone(), limits).await.unwrap();

@@ -39,6 +39,7 @@ pub async fn ask(host: &PluginHost, call: impl FnOnce(RunInfo) -> HookCall) -> H
         deadline: Instant::now() + Duration::from_secs(5),
         cancel: CancellationToken::new(),
         ui: None,
+        progress: None,
     };
     let call = call(run);
     let reply = opened.call(call.clone(), limits).await.unwrap();

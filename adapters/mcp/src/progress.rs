@@ -1,0 +1,218 @@
+//! A `tools/call`'s progress, passed on: a call whose caller listens
+//! (`CallLimits::progress`) is sent with a `_meta.progressToken` of its
+//! own, and each `notifications/progress` the server sends for that token
+//! reaches the listener as a message (`"50/100: copying"`, or `"50"`).
+//!
+//! The notifications are routed as the transport reads them ([`Routed`]),
+//! in the order the server sent them and before the call's answer that
+//! follows them: rmcp hands notifications to the client's handler on tasks
+//! of their own, which may run after the answer has ended the call. Each
+//! call is bounded: at most [`MAX_MESSAGES`] messages reach its listener,
+//! each cut at [`MAX_MESSAGE_CHARS`]; the rest are dropped, so a server
+//! that floods a call with progress grows no memory of the host's. A
+//! token no call listens for (ended, or never ours) is dropped.
+
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, JsonRpcNotification,
+    JsonRpcRequest, NumberOrString, ProgressNotificationParam, ProgressToken, ServerJsonRpcMessage,
+    ServerNotification,
+};
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use yoagent::ProgressFn;
+
+/// The most progress messages one call's listener gets.
+pub(crate) const MAX_MESSAGES: u32 = 256;
+
+/// The most characters of a server's progress message passed on.
+pub(crate) const MAX_MESSAGE_CHARS: usize = 1024;
+
+/// The listeners of one connection's calls, by progress token.
+#[derive(Clone, Default)]
+pub(crate) struct Progress(Arc<Mutex<Listeners>>);
+
+#[derive(Default)]
+struct Listeners {
+    /// The number of the next token.
+    next: u64,
+    by_token: HashMap<ProgressToken, Listener>,
+}
+
+/// One call's listener, and how many messages it got.
+struct Listener {
+    sink: ProgressFn,
+    passed: u32,
+}
+
+impl Progress {
+    fn lock(&self) -> MutexGuard<'_, Listeners> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Listen for one call's progress with `sink`, until the returned
+    /// [`Listening`] is dropped; its token goes in the call's `_meta`.
+    pub(crate) fn listen(&self, sink: ProgressFn) -> Listening {
+        let mut listeners = self.lock();
+        listeners.next += 1;
+        let token = ProgressToken(NumberOrString::String(
+            format!("yohost-{}", listeners.next).into(),
+        ));
+        let listener = Listener { sink, passed: 0 };
+        listeners.by_token.insert(token.clone(), listener);
+        Listening {
+            progress: self.clone(),
+            token,
+        }
+    }
+
+    /// Pass one notification to its call's listener, within the call's
+    /// bound. The listener is called with the lock held, so none is called
+    /// once its [`Listening`] is dropped: it must not block.
+    fn pass(&self, params: &ProgressNotificationParam) {
+        let mut listeners = self.lock();
+        let Some(listener) = listeners.by_token.get_mut(&params.progress_token) else {
+            return;
+        };
+        if listener.passed == MAX_MESSAGES {
+            return;
+        }
+        listener.passed += 1;
+        (listener.sink)(message(params));
+    }
+}
+
+/// A notification as a message: `progress[/total][: message]`.
+fn message(params: &ProgressNotificationParam) -> String {
+    let mut text = params.progress.to_string();
+    if let Some(total) = params.total {
+        text += &format!("/{total}");
+    }
+    if let Some(message) = &params.message {
+        let cut: String = message.chars().take(MAX_MESSAGE_CHARS).collect();
+        text += &format!(": {cut}");
+    }
+    text
+}
+
+/// One call listening for its progress; it stops when dropped.
+pub(crate) struct Listening {
+    progress: Progress,
+    token: ProgressToken,
+}
+
+impl Listening {
+    /// The call's progress token.
+    pub(crate) fn token(&self) -> ProgressToken {
+        self.token.clone()
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.progress.lock().by_token.remove(&self.token);
+    }
+}
+
+/// A transport whose progress notifications are routed to their calls'
+/// listeners as they are read, and whose `tools/call` requests carry the
+/// token their caller chose.
+pub(crate) struct Routed<T> {
+    inner: T,
+    progress: Progress,
+}
+
+impl<T> Routed<T> {
+    /// `inner`, routing to `progress`.
+    pub(crate) fn new(inner: T, progress: &Progress) -> Self {
+        Self {
+            inner,
+            progress: progress.clone(),
+        }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Routed<T> {
+    type Error = T::Error;
+
+    /// rmcp gives every request a progress token of its own, which wins
+    /// over the params' `_meta`: a `tools/call` whose params carry one (a
+    /// listener's, from [`Progress::listen`]) is sent with that one.
+    fn send(
+        &mut self,
+        mut item: ClientJsonRpcMessage,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(JsonRpcRequest { request, .. }) = &mut item {
+            let chosen = match &*request {
+                ClientRequest::CallToolRequest(call) => call.params.meta.as_ref(),
+                _ => None,
+            };
+            if let Some(token) = chosen.and_then(|meta| meta.get_progress_token()) {
+                request.get_meta_mut().set_progress_token(token);
+            }
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ServerNotification::ProgressNotification(progress),
+            ..
+        })) = &message
+        {
+            self.progress.pass(&progress.params);
+        }
+        message
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inner.close().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn notification(token: &ProgressToken, progress: f64) -> ProgressNotificationParam {
+        ProgressNotificationParam::new(token.clone(), progress)
+    }
+
+    #[test]
+    fn a_message_names_what_the_server_sent() {
+        let token = ProgressToken(NumberOrString::Number(1));
+        let mut params = notification(&token, 50.0);
+        assert_eq!(message(&params), "50");
+        params.total = Some(100.0);
+        assert_eq!(message(&params), "50/100");
+        params.message = Some("copying".into());
+        assert_eq!(message(&params), "50/100: copying");
+        params.message = Some("x".repeat(MAX_MESSAGE_CHARS + 10));
+        assert_eq!(message(&params).len(), "50/100: ".len() + MAX_MESSAGE_CHARS);
+    }
+
+    #[test]
+    fn a_flood_of_progress_is_bounded_and_ends_with_the_call() {
+        let progress = Progress::default();
+        let got = Arc::new(AtomicU32::new(0));
+        let counter = Arc::clone(&got);
+        let listening = progress.listen(Arc::new(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }));
+        let other = progress.listen(Arc::new(|_| panic!("another call's listener")));
+        assert_ne!(listening.token(), other.token());
+        for n in 0..100_000 {
+            progress.pass(&notification(&listening.token(), f64::from(n)));
+        }
+        assert_eq!(got.load(Ordering::SeqCst), MAX_MESSAGES);
+        let token = listening.token();
+        drop(listening);
+        progress.pass(&notification(&token, 1.0));
+        assert_eq!(got.load(Ordering::SeqCst), MAX_MESSAGES);
+        drop(other);
+        assert!(progress.lock().by_token.is_empty());
+    }
+}
