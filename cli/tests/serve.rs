@@ -19,7 +19,8 @@
 //!   finishes the runs of the sessions still open;
 //! - a pi extension's tool (pi's published `hello.ts`), an MCP server's
 //!   (`mcp-server-time`, from PyPI) and a DSH tool (the published
-//!   `@deepseek-ai/dsh-tool-todo`) are served too, under the same policy;
+//!   `@deepseek-ai/dsh-tool-todo`) are served too, under the same policy,
+//!   over stdio and HTTP;
 //! - `--print-config` prints what each client needs.
 //!
 //! The pi package, the MCP server and the DSH package are where `.ci/run`
@@ -418,7 +419,7 @@ async fn serves_over_http() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn serves_a_pi_extensions_an_mcp_servers_and_a_dsh_tool() {
+async fn serves_a_pi_extensions_an_mcp_servers_and_a_dsh_tool_over_stdio_and_http() {
     let dir = plugins();
     let pi = std::env::var_os("YOHOST_PI_PACKAGE")
         .map(std::path::PathBuf::from)
@@ -451,7 +452,18 @@ async fn serves_a_pi_extensions_an_mcp_servers_and_a_dsh_tool() {
     );
 
     let (session, stderr) = stdio_session(dir.path(), Client::default()).await;
-    let names = names(&session).await;
+    foreign_tools(&session, &stderr).await;
+    session.cancel().await.unwrap();
+    let server = http_server(dir.path(), &[]).await;
+    let session = http_session(&server.url).await.unwrap();
+    foreign_tools(&session, &server.stderr).await;
+    session.cancel().await.unwrap();
+}
+
+/// pi's `hello`, the time server's `get_current_time` and DSH's
+/// `todo_write` answer through `session`, and `guard` denies each.
+async fn foreign_tools(session: &Session, stderr: &Stderr) {
+    let names = names(session).await;
     assert!(
         ["hello", "get_current_time", "todo_write"]
             .iter()
@@ -513,7 +525,6 @@ async fn serves_a_pi_extensions_an_mcp_servers_and_a_dsh_tool() {
         "{}",
         text(&denied)
     );
-    session.cancel().await.unwrap();
 }
 
 #[test]
