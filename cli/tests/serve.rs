@@ -344,7 +344,7 @@ async fn serves_over_http() {
     assert_eq!(text(&hi), "hi");
 
     // Each client gets the log lines of its own session's run only.
-    for _ in 0..100 {
+    for _ in 0..600 {
         if second
             .service()
             .logged("tools")

@@ -44,7 +44,7 @@ impl Client {
     }
 
     /// The `progress` and `message` of the progress received for `token`
-    /// once `count` have come (within 10 s), in `progress` order: the
+    /// once `count` have come (within 60 s), in `progress` order: the
     /// client's handler gets each on a task of its own.
     pub async fn progress_of(&self, token: &ProgressToken, count: usize) -> Vec<(f64, String)> {
         let received = || {
@@ -57,7 +57,7 @@ impl Client {
             of.sort_by(|a, b| a.0.total_cmp(&b.0));
             of
         };
-        for _ in 0..100 {
+        for _ in 0..600 {
             if received().len() >= count {
                 break;
             }
