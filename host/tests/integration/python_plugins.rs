@@ -475,12 +475,7 @@ async fn logs_of_two_concurrent_runs_carry_their_own_run_id() {
     // The runs overlapped: each started before the other ended (its hook
     // awaits 300 ms between the two lines). Shown by the order of the lines,
     // not by the clock, which a loaded machine cannot race.
-    let at = |message: &str| {
-        lines
-            .iter()
-            .position(|l| l["fields"]["message"] == message)
-            .unwrap_or_else(|| panic!("{message:?} in {lines:?}"))
-    };
+    let at = |message: &str| line_index(&lines, message);
     assert!(
         at("start one") < at("end two") && at("start two") < at("end one"),
         "the runs overlapped: {lines:?}"

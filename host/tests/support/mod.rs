@@ -276,6 +276,16 @@ impl Captured {
     }
 }
 
+/// Where, among `lines`, the first whose message is `message` is: the
+/// order of two plugins' lines shows that they overlapped without racing
+/// the clock.
+pub fn line_index(lines: &[serde_json::Value], message: &str) -> usize {
+    lines
+        .iter()
+        .position(|l| l["fields"]["message"] == message)
+        .unwrap_or_else(|| panic!("{message:?} in {lines:?}"))
+}
+
 impl std::io::Write for Captured {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.lock().unwrap().extend_from_slice(buf);

@@ -125,12 +125,7 @@ fn plugins_slow_to_load_load_side_by_side() {
     // clock, which a loaded machine cannot race; one load after the other
     // would log all of one before any of the other.
     let lines = logs.plugin_lines();
-    let at = |message: &str| {
-        lines
-            .iter()
-            .position(|l| l["fields"]["message"] == message)
-            .unwrap_or_else(|| panic!("{message:?} in {lines:?}"))
-    };
+    let at = |message: &str| line_index(&lines, message);
     assert!(
         at("a begins") < at("b ends") && at("b begins") < at("a ends"),
         "the two loads of a second each ran one after the other: {lines:?}"
