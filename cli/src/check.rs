@@ -73,6 +73,9 @@ fn print_table(report: &[PluginReport], replaced: &[Replaced]) {
         if let Some(processes) = plugin.processes {
             println!("    processes: {processes}");
         }
+        if let Some(data) = &plugin.data_dir {
+            println!("    data: {}", escaped(&data.to_string_lossy()));
+        }
         if let Some(reason) = &plugin.reason {
             println!("    reason: {}", escaped(reason));
         }

@@ -1,5 +1,6 @@
 //! The `yohost` command:
 //! - `check --json` lists the example dylib plugins as loaded, and exits 0;
+//! - `check` names each loaded plugin's data folder and makes none;
 //! - a broken file in a directory is listed as refused with its reason,
 //!   the rest load, and `check` exits 1;
 //! - the bundled demo script, with no plugins at all, acts only inside a
@@ -79,6 +80,49 @@ fn check_json_lists_loaded_and_refused_plugins_with_reasons() {
             assert!(p.get(key).is_some(), "{key} in {p}");
         }
     }
+}
+
+#[test]
+fn check_names_each_loaded_plugin_s_data_folder_and_makes_none() {
+    let dir = plugin_dir();
+    write(
+        dir.path(),
+        "guard.ts",
+        "export default { before_tool() { return null; } };",
+    );
+    write(dir.path(), "broken.py", "this is not python");
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join("data");
+    let env = [(
+        "YOHOST_DATA_DIR".to_string(),
+        data.to_string_lossy().into_owned(),
+    )];
+    let path = dir.path().to_str().unwrap();
+    let (_, stdout, _) = yohost_with(&["check", "--json", path], dir.path(), &env);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let guard = checked(&doc, "guard");
+    let folder = Path::new(guard["data_dir"].as_str().unwrap());
+    assert_eq!(folder.file_name().unwrap(), "guard", "{}", folder.display());
+    let directory = folder.parent().unwrap();
+    let real_root = root.path().canonicalize().unwrap().join("data");
+    assert_eq!(directory.parent().unwrap(), real_root);
+    let (name, hash) = directory
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .rsplit_once('-')
+        .unwrap();
+    let plugins = dir.path().file_name().unwrap().to_str().unwrap();
+    assert_eq!(name, plugins.trim_start_matches('.'));
+    assert!(hash.len() == 12 && hash.chars().all(|c| c.is_ascii_hexdigit()));
+    assert!(checked(&doc, "broken")["data_dir"].is_null());
+    assert!(!data.exists(), "a check makes no data folder");
+    let (_, table, _) = yohost_with(&["check", path], dir.path(), &env);
+    assert!(
+        table.contains(&format!("    data: {}\n", folder.display())),
+        "{table}"
+    );
 }
 
 #[test]

@@ -62,6 +62,10 @@ pub struct PluginReport {
     /// sandbox` (Landlock, from its grants) or `unconfined` (no Landlock,
     /// and its manifest allows it); absent for a plugin without processes.
     pub processes: Option<&'static str>,
+    /// A loaded plugin's data folder ([`LoadedPlugin::data_dir`]; in JSON,
+    /// bytes that are not UTF-8 are replaced); absent for a refused plugin.
+    #[serde(serialize_with = "lossy_optional_path")]
+    pub data_dir: Option<PathBuf>,
 }
 
 /// One plugin as a person reads it, for logs and embedding programs:
@@ -122,6 +126,17 @@ fn lossy_path<S: serde::Serializer>(path: &Path, serializer: S) -> Result<S::Ok,
     serializer.serialize_str(&path.to_string_lossy())
 }
 
+/// [`lossy_path`] of a path that may be absent (`null`).
+fn lossy_optional_path<S: serde::Serializer>(
+    path: &Option<PathBuf>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match path {
+        Some(path) => lossy_path(path, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// Report every plugin of `snapshot`; tools come from each plugin's `tools`
 /// hook, called in a run with `run_id` [`CHECK_RUN_ID`].
 pub async fn report(snapshot: &Snapshot) -> Vec<PluginReport> {
@@ -145,6 +160,7 @@ pub async fn report(snapshot: &Snapshot) -> Vec<PluginReport> {
             reason: Some(refusal.reason.to_string()),
             warnings: Vec::new(),
             processes: None,
+            data_dir: None,
         });
     }
     out.sort_by(|a, b| a.file.cmp(&b.file));
@@ -203,6 +219,7 @@ async fn loaded_report(plugin: &Arc<LoadedPlugin>) -> PluginReport {
         reason: None,
         warnings,
         processes: plugin.processes.map(Confinement::as_str),
+        data_dir: plugin.data_dir.clone(),
     }
 }
 
@@ -226,6 +243,7 @@ mod tests {
             app: AppSurface::default(),
             warnings: Vec::new(),
             processes: None,
+            data_dir: None,
         }
     }
 

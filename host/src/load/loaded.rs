@@ -125,6 +125,11 @@ pub struct LoadedPlugin {
     pub app: AppSurface,
     /// How the processes it runs in or starts are confined, if it has any.
     pub processes: Option<Confinement>,
+    /// Its data folder, granted to it for reading and writing
+    /// ([`data_dir`](crate::adapter::data_dir)); in a check, the folder it
+    /// will have, which may not be made yet. `None` when its plugin
+    /// directory has none (it could not be resolved).
+    pub data_dir: Option<PathBuf>,
     /// The plugin itself.
     pub plugin: Arc<dyn Plugin>,
     /// What the host measured of its calls since it was loaded
@@ -154,6 +159,7 @@ impl LoadedPlugin {
             warnings: Vec::new(),
             app: AppSurface::default(),
             processes: None,
+            data_dir: None,
             plugin,
             stats: PluginStats::default(),
         }
@@ -173,6 +179,7 @@ impl LoadedPlugin {
             warnings: self.warnings.clone(),
             app: self.app.clone(),
             processes: self.processes,
+            data_dir: self.data_dir.clone(),
             plugin: Arc::clone(&self.plugin),
             stats: PluginStats::default(),
         }

@@ -493,6 +493,7 @@ fn load(
         warnings,
         app: loaded.app,
         processes: loaded.processes,
+        data_dir: found.data_dir.clone(),
         plugin: match private_copy {
             Some(copy) => Arc::new(FromCopy {
                 plugin: loaded.plugin,
