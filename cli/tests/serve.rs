@@ -11,6 +11,8 @@
 //!   error, never into the protocol (stdio);
 //! - a change to the directory tells the client its tools changed, and the
 //!   new tool is listed (stdio);
+//! - `--locked` serves only the plugins `yohost.lock` records, as it
+//!   records them (stdio);
 //! - a required plugin's failure fails the session's run (no call starts
 //!   after it), and a required plugin refused at load fails its start,
 //!   naming it;
@@ -35,7 +37,8 @@ mod dsh_packages;
 mod support;
 
 use common::serve::{
-    call, http_server, http_session, installed, stdio_session, text, Client, Session, Stderr,
+    call, http_server, http_session, installed, stdio_session, stdio_session_with, text, Client,
+    Session, Stderr,
 };
 use rmcp::model::{CallToolRequest, ClientRequest, ServerResult};
 use rmcp::service::PeerRequestOptions;
@@ -327,6 +330,51 @@ export default definePlugin({
     let (session, _) = stdio_session(dir.path(), Client::default()).await;
     let refused = session.list_all_tools().await.unwrap_err().to_string();
     assert!(refused.contains("strict"), "{refused}");
+    session.cancel().await.unwrap();
+}
+
+/// A single-file TypeScript plugin named `name` offering the tool `name`.
+fn named_tool(name: &str) -> String {
+    format!(
+        r#"import {{ definePlugin, defineTool }} from "yohost";
+const tool = defineTool<Record<string, never>>({{
+  name: "{name}", description: "Say its name.",
+  parameters: {{ type: "object", properties: {{}} }},
+  run() {{ return {{ content: [{{ type: "text", text: "{name}" }}] }}; }},
+}});
+export default definePlugin({{ name: "{name}", tools: [tool] }});
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn locked_serves_only_what_the_lock_records_as_it_records_it() {
+    let dir = plugins();
+    write(dir.path(), "late.ts", &named_tool("late"));
+    let path = dir.path().to_str().unwrap();
+    let (code, _, err) = common::yohost(&["lock", path], dir.path());
+    assert_eq!(code, Some(0), "{err}");
+    // After the lock: a plugin added, and a locked one changed.
+    write(dir.path(), "added.ts", &named_tool("added"));
+    write(
+        dir.path(),
+        "late.ts",
+        &format!("{}// changed\n", named_tool("late")),
+    );
+    let (session, _) = stdio_session_with(dir.path(), &["--locked"], Client::default()).await;
+    let locked = names(&session).await;
+    assert!(locked.contains(&"echo".to_string()), "{locked:?}");
+    assert!(
+        !locked.contains(&"added".to_string()) && !locked.contains(&"late".to_string()),
+        "{locked:?}"
+    );
+    session.cancel().await.unwrap();
+    // Without `--locked`, both are served.
+    let (session, _) = stdio_session(dir.path(), Client::default()).await;
+    let unlocked = names(&session).await;
+    for name in ["added", "late"] {
+        assert!(unlocked.contains(&name.to_string()), "{unlocked:?}");
+    }
     session.cancel().await.unwrap();
 }
 

@@ -208,7 +208,14 @@ pub fn text(result: &CallToolResult) -> String {
 /// A session of `client` over stdio of `yohost serve DIR`, with the
 /// server's standard error.
 pub async fn stdio_session(dir: &Path, client: Client) -> (Session, Stderr) {
-    let command = serve_command(&[dir.to_str().unwrap()]);
+    stdio_session_with(dir, &[], client).await
+}
+
+/// [`stdio_session`] of `yohost serve DIR FLAGS`.
+pub async fn stdio_session_with(dir: &Path, flags: &[&str], client: Client) -> (Session, Stderr) {
+    let mut args = vec![dir.to_str().unwrap()];
+    args.extend(flags);
+    let command = serve_command(&args);
     let (transport, err) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
