@@ -12,9 +12,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, ClientRequest,
     Implementation, ListToolsRequest, PaginatedRequestParams, ProtocolVersion,
 };
-use rmcp::service::{
-    ClientInitializeError, NotificationContext, RoleClient, RunningService, ServiceError,
-};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -86,7 +84,6 @@ struct Client {
     server: String,
     /// Where those lines go: the subscriber of the load that connected.
     dispatch: tracing::Dispatch,
-    list_changes: Arc<AtomicU64>,
     answers: Answers,
 }
 
@@ -184,10 +181,6 @@ impl ClientHandler for Client {
             .collect();
         Ok(rmcp::model::ListRootsResult::new(roots))
     }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.list_changes.fetch_add(1, Ordering::SeqCst);
-    }
 }
 
 /// A connection to one server.
@@ -212,9 +205,9 @@ impl Link {
         pipes: stdio::Pipes,
         answers: &Answers,
     ) -> Result<Link, Failure> {
-        let (client, list_changes) = client(server, answers);
-        let progress = Progress::default();
-        let service = on_client_runtime(client.serve(Routed::new(pipes, &progress)))
+        let (progress, list_changes) = (Progress::default(), Arc::default());
+        let transport = Routed::new(pipes, &progress, &list_changes);
+        let service = on_client_runtime(client(server, answers).serve(transport))
             .await
             .map_err(|e| init_failure(server, &e, process.gone()))?;
         Link::new(server, service, (list_changes, progress), Some(process))
@@ -263,26 +256,23 @@ impl Link {
                 Arc::clone(&http.auth_manager),
             ));
             session.resume().await;
-            let progress = Progress::default();
+            let (progress, list_changes) = (Progress::default(), Arc::default());
             let transport = || {
                 let transport =
                     StreamableHttpClientTransport::with_client(http.clone(), config.clone());
-                Routed::new(transport, &progress)
+                Routed::new(transport, &progress, &list_changes)
             };
-            let (client, list_changes) = client(&server, &answers);
-            let (service, list_changes) = match client.serve(transport()).await {
-                Ok(service) => (service, list_changes),
+            let service = match client(&server, &answers).serve(transport()).await {
+                Ok(service) => service,
                 Err(error) => {
                     let Some(challenge) = challenge(&error) else {
                         return Err(init_failure(&server, &error, None));
                     };
                     session.authorize(&challenge, true).await?;
-                    let (client, list_changes) = self::client(&server, &answers);
-                    let service = client
+                    client(&server, &answers)
                         .serve(transport())
                         .await
-                        .map_err(|e| init_failure(&server, &e, None))?;
-                    (service, list_changes)
+                        .map_err(|e| init_failure(&server, &e, None))?
                 }
             };
             let mut link = Link::new(&server, service, (list_changes, progress), None)?;
@@ -512,17 +502,13 @@ fn client_runtime() -> &'static tokio::runtime::Runtime {
     })
 }
 
-/// A client handler for `server` answering with `answers`, and the count
-/// of the server's tool list changes it keeps.
-fn client(server: &str, answers: &Answers) -> (Client, Arc<AtomicU64>) {
-    let list_changes = Arc::new(AtomicU64::new(0));
-    let client = Client {
+/// A client handler for `server` answering with `answers`.
+fn client(server: &str, answers: &Answers) -> Client {
+    Client {
         server: server.to_string(),
         dispatch: tracing::dispatcher::get_default(|d| d.clone()),
-        list_changes: Arc::clone(&list_changes),
         answers: answers.clone(),
-    };
-    (client, list_changes)
+    }
 }
 
 /// How long a remote server has to close its session when its link goes.

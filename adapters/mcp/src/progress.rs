@@ -6,7 +6,10 @@
 //! The notifications are routed as the transport reads them ([`Routed`]),
 //! in the order the server sent them and before the call's answer that
 //! follows them: rmcp hands notifications to the client's handler on tasks
-//! of their own, which may run after the answer has ended the call. Each
+//! of their own, which may run after the answer has ended the call. A
+//! `notifications/tools/list_changed` is counted there too, so a server
+//! that says its tools changed before it answers a call has it seen by
+//! the next run, however late rmcp's task runs. Each
 //! call is bounded: at most [`MAX_MESSAGES`] messages reach its listener,
 //! each cut at [`MAX_MESSAGE_CHARS`]; the rest are dropped, so a server
 //! that floods a call with progress grows no memory of the host's. A
@@ -20,6 +23,7 @@ use rmcp::model::{
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use yoagent::ProgressFn;
 
@@ -116,19 +120,22 @@ impl Drop for Listening {
 }
 
 /// A transport whose progress notifications are routed to their calls'
-/// listeners as they are read, and whose `tools/call` requests carry the
-/// token their caller chose.
+/// listeners as they are read, whose tool list changes are counted as
+/// they are read, and whose `tools/call` requests carry the token their
+/// caller chose.
 pub(crate) struct Routed<T> {
     inner: T,
     progress: Progress,
+    list_changes: Arc<AtomicU64>,
 }
 
 impl<T> Routed<T> {
-    /// `inner`, routing to `progress`.
-    pub(crate) fn new(inner: T, progress: &Progress) -> Self {
+    /// `inner`, routing to `progress` and counting in `list_changes`.
+    pub(crate) fn new(inner: T, progress: &Progress, list_changes: &Arc<AtomicU64>) -> Self {
         Self {
             inner,
             progress: progress.clone(),
+            list_changes: Arc::clone(list_changes),
         }
     }
 }
@@ -157,12 +164,18 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Routed<T> {
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         let message = self.inner.receive().await;
-        if let Some(JsonRpcMessage::Notification(JsonRpcNotification {
-            notification: ServerNotification::ProgressNotification(progress),
-            ..
-        })) = &message
+        if let Some(JsonRpcMessage::Notification(JsonRpcNotification { notification, .. })) =
+            &message
         {
-            self.progress.pass(&progress.params);
+            match notification {
+                ServerNotification::ProgressNotification(progress) => {
+                    self.progress.pass(&progress.params)
+                }
+                ServerNotification::ToolListChangedNotification(_) => {
+                    self.list_changes.fetch_add(1, Ordering::SeqCst);
+                }
+                _ => {}
+            }
         }
         message
     }
@@ -175,7 +188,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Routed<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::atomic::AtomicU32;
 
     fn notification(token: &ProgressToken, progress: f64) -> ProgressNotificationParam {
         ProgressNotificationParam::new(token.clone(), progress)
@@ -214,5 +227,49 @@ mod tests {
         assert_eq!(got.load(Ordering::SeqCst), MAX_MESSAGES);
         drop(other);
         assert!(progress.lock().by_token.is_empty());
+    }
+
+    /// A server's messages, read in turn.
+    struct Script(std::vec::IntoIter<ServerJsonRpcMessage>);
+
+    impl Transport<RoleClient> for Script {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            _item: ClientJsonRpcMessage,
+        ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+            std::future::ready(Ok(()))
+        }
+
+        async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+            self.0.next()
+        }
+
+        async fn close(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tool_list_change_is_counted_as_it_is_read_before_the_answer_after_it() {
+        let messages = [
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
+        ];
+        let messages: Vec<ServerJsonRpcMessage> = messages
+            .into_iter()
+            .map(|m| serde_json::from_value(m).expect("a server message"))
+            .collect();
+        let list_changes = Arc::new(AtomicU64::new(0));
+        let mut routed = Routed::new(
+            Script(messages.into_iter()),
+            &Progress::default(),
+            &list_changes,
+        );
+        assert!(routed.receive().await.is_some());
+        assert_eq!(list_changes.load(Ordering::SeqCst), 1);
+        assert!(routed.receive().await.is_some());
+        assert_eq!(list_changes.load(Ordering::SeqCst), 1);
     }
 }
