@@ -173,6 +173,13 @@ declare module "yohost" {
     /** Aborts when the host gives up on the call: its run was cancelled, or its deadline passed. */
     readonly signal: CallSignal;
     /**
+     * Tells the user how a tool call goes (`"copied 3 of 10"`): the agent
+     * shows it while the call runs, and `yohost serve` sends it to the MCP
+     * client as progress. At most 256 messages per call, each cut at 1,024
+     * characters; dropped outside a tool's call and when no one listens.
+     */
+    progress(message: string): void;
+    /**
      * Asks the embedding app's user, when the host gives the call the app's
      * user interface; absent when it is headless. Its time counts towards
      * the hook's deadline.

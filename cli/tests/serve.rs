@@ -60,6 +60,7 @@ const echo = defineTool<{ text: string }>({
   parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
   run(args, ctx) {
     ctx.log.info(`echo ${args.text}`);
+    if (args.text === "report") ctx.progress("echoing");
     return { content: [{ type: "text", text: args.text }] };
   },
 });
@@ -203,6 +204,26 @@ async fn exercise(session: &Session, stderr: &Stderr) {
     assert!(text(&stalled).contains("timed out"), "{}", text(&stalled));
 }
 
+/// Call `tool` with a progress token: its result's text, and its first
+/// `count` progress notifications (`progress`, `message`).
+async fn call_with_progress(
+    session: &Session,
+    client: &Client,
+    tool: &str,
+    args: serde_json::Value,
+    count: usize,
+) -> (String, Vec<(f64, String)>) {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(call(tool, args)));
+    let options = PeerRequestOptions::no_options();
+    let handle = session.peer().send_request_with_option(request, options);
+    let handle = handle.await.unwrap();
+    let token = handle.progress_token.clone();
+    let ServerResult::CallToolResult(answered) = handle.await_response().await.unwrap() else {
+        panic!("not a tool's result");
+    };
+    (text(&answered), client.progress_of(&token, count).await)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn serves_over_stdio() {
     let dir = plugins();
@@ -233,21 +254,16 @@ def noisy(call: CallTool) -> ToolReply:
     );
     // An MCP server's progress for a call reaches the client: counted by
     // the server, each naming what that server sent.
-    let request = call("fx_echo", json!({"text": "progress"}));
-    let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
-    let options = PeerRequestOptions::no_options();
-    let handle = session.peer().send_request_with_option(request, options);
-    let handle = handle.await.unwrap();
-    let token = handle.progress_token.clone();
-    let ServerResult::CallToolResult(answered) = handle.await_response().await.unwrap() else {
-        panic!("not a tool's result");
-    };
-    assert_eq!(text(&answered), "progress");
+    let (answered, progress) =
+        call_with_progress(&session, &client, "fx_echo", json!({"text": "progress"}), 3).await;
+    assert_eq!(answered, "progress");
     let steps = (1..=3).map(|n| (f64::from(n), format!("{n}/3: step {n}")));
-    assert_eq!(
-        client.progress_of(&token, 3).await,
-        steps.collect::<Vec<_>>()
-    );
+    assert_eq!(progress, steps.collect::<Vec<_>>());
+    // So does a TypeScript tool's (`ctx.progress`).
+    let (answered, progress) =
+        call_with_progress(&session, &client, "echo", json!({"text": "report"}), 1).await;
+    assert_eq!(answered, "report");
+    assert_eq!(progress, [(1.0, "echoing".to_string())]);
     let ordered = json!({"text": "ordered"});
     session.call_tool(call("echo", ordered)).await.unwrap();
     assert!(client.logged("tools").contains(&"echo ordered".to_string()));

@@ -134,7 +134,7 @@ pub use yohost_contract as contract;
 /// on this module alone, with ids of its own ([`EngineKind::new`],
 /// [`Ecosystem::new`]).
 pub mod adapter {
-    pub use crate::call::{codec, logging, worker};
+    pub use crate::call::{codec, logging, progress, worker};
     #[cfg(feature = "dylib")]
     pub use crate::engines::dylib;
     #[cfg(feature = "js")]

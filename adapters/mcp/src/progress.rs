@@ -1,7 +1,8 @@
 //! A `tools/call`'s progress, passed on: a call whose caller listens
 //! (`CallLimits::progress`) is sent with a `_meta.progressToken` of its
 //! own, and each `notifications/progress` the server sends for that token
-//! reaches the listener as a message (`"50/100: copying"`, or `"50"`).
+//! reaches the listener as a message (`"50/100: copying"`, or `"50"`),
+//! within the host's bounds ([`ProgressReporter`]).
 //!
 //! The notifications are routed as the transport reads them ([`Routed`]),
 //! in the order the server sent them and before the call's answer that
@@ -9,11 +10,8 @@
 //! of their own, which may run after the answer has ended the call. A
 //! `notifications/tools/list_changed` is counted there too, so a server
 //! that says its tools changed before it answers a call has it seen by
-//! the next run, however late rmcp's task runs. Each
-//! call is bounded: at most [`MAX_MESSAGES`] messages reach its listener,
-//! each cut at [`MAX_MESSAGE_CHARS`]; the rest are dropped, so a server
-//! that floods a call with progress grows no memory of the host's. A
-//! token no call listens for (ended, or never ours) is dropped.
+//! the next run, however late rmcp's task runs. A token no call listens
+//! for (ended, or never ours) is dropped.
 
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, JsonRpcNotification,
@@ -26,12 +24,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use yoagent::ProgressFn;
-
-/// The most progress messages one call's listener gets.
-pub(crate) const MAX_MESSAGES: u32 = 256;
-
-/// The most characters of a server's progress message passed on.
-pub(crate) const MAX_MESSAGE_CHARS: usize = 1024;
+use yohost::adapter::progress::ProgressReporter;
 
 /// The listeners of one connection's calls, by progress token.
 #[derive(Clone, Default)]
@@ -41,13 +34,7 @@ pub(crate) struct Progress(Arc<Mutex<Listeners>>);
 struct Listeners {
     /// The number of the next token.
     next: u64,
-    by_token: HashMap<ProgressToken, Listener>,
-}
-
-/// One call's listener, and how many messages it got.
-struct Listener {
-    sink: ProgressFn,
-    passed: u32,
+    by_token: HashMap<ProgressToken, ProgressReporter>,
 }
 
 impl Progress {
@@ -63,7 +50,7 @@ impl Progress {
         let token = ProgressToken(NumberOrString::String(
             format!("yohost-{}", listeners.next).into(),
         ));
-        let listener = Listener { sink, passed: 0 };
+        let listener = ProgressReporter::new(sink);
         listeners.by_token.insert(token.clone(), listener);
         Listening {
             progress: self.clone(),
@@ -72,18 +59,12 @@ impl Progress {
     }
 
     /// Pass one notification to its call's listener, within the call's
-    /// bound. The listener is called with the lock held, so none is called
+    /// bounds. The listener is called with the lock held, so none is called
     /// once its [`Listening`] is dropped: it must not block.
     fn pass(&self, params: &ProgressNotificationParam) {
-        let mut listeners = self.lock();
-        let Some(listener) = listeners.by_token.get_mut(&params.progress_token) else {
-            return;
-        };
-        if listener.passed == MAX_MESSAGES {
-            return;
+        if let Some(listener) = self.lock().by_token.get(&params.progress_token) {
+            listener.report(&message(params));
         }
-        listener.passed += 1;
-        (listener.sink)(message(params));
     }
 }
 
@@ -94,8 +75,7 @@ fn message(params: &ProgressNotificationParam) -> String {
         text += &format!("/{total}");
     }
     if let Some(message) = &params.message {
-        let cut: String = message.chars().take(MAX_MESSAGE_CHARS).collect();
-        text += &format!(": {cut}");
+        text += &format!(": {message}");
     }
     text
 }
@@ -189,6 +169,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Routed<T> {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
+    use yohost::adapter::progress::MAX_MESSAGES;
 
     fn notification(token: &ProgressToken, progress: f64) -> ProgressNotificationParam {
         ProgressNotificationParam::new(token.clone(), progress)
@@ -203,8 +184,6 @@ mod tests {
         assert_eq!(message(&params), "50/100");
         params.message = Some("copying".into());
         assert_eq!(message(&params), "50/100: copying");
-        params.message = Some("x".repeat(MAX_MESSAGE_CHARS + 10));
-        assert_eq!(message(&params).len(), "50/100: ".len() + MAX_MESSAGE_CHARS);
     }
 
     #[test]

@@ -48,6 +48,8 @@ mod refused_plugins;
 mod run_logs;
 #[cfg(all(feature = "js", feature = "python"))]
 mod tool_arguments;
+#[cfg(feature = "js")]
+mod tool_progress;
 mod tool_run;
 #[cfg(all(feature = "js", feature = "python"))]
 mod tool_terminate;

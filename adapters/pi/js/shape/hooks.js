@@ -51,7 +51,7 @@ function toolHooks(state, makeCtx, hooks) {
     }
     let result;
     try {
-      result = await tool.execute(args.call_id, params, call.signal, () => {}, makeCtx(call));
+      result = await tool.execute(args.call_id, params, call.signal, progressOf(call), makeCtx(call));
     } catch (e) {
       // pi: a tool signals failure by throwing.
       return { content: [{ type: "text", text: e instanceof Error ? e.message : String(e) }], is_error: true };
@@ -62,6 +62,23 @@ function toolHooks(state, makeCtx, hooks) {
       is_error: result?.isError === true,
       ...(result?.terminate === true && { terminate: true }),
     };
+  };
+}
+
+/**
+ * A tool's `onUpdate`: the text of each partial result is the call's
+ * progress (`ctx.progress`); a partial result without text passes nothing.
+ * @param {HookContext} call
+ * @returns {(partial: unknown) => void}
+ */
+function progressOf(call) {
+  return (partial) => {
+    const content = /** @type {{content?: unknown}} */ (partial ?? {}).content;
+    const text = (Array.isArray(content) ? content : [])
+      .filter((block) => block?.type === "text" && typeof block.text === "string")
+      .map((block) => block.text)
+      .join("\n");
+    if (text !== "") call.progress(text);
   };
 }
 

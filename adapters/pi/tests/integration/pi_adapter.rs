@@ -1447,6 +1447,43 @@ async fn append_entry_keeps_entries_in_the_session_across_calls_and_runs() {
     );
 }
 
+/// An extension whose tool streams partial results through `onUpdate`:
+/// two with text, one with only an image.
+const STREAMING: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({
+    name: "stream",
+    description: "streams partial results",
+    parameters: { type: "object", properties: {} },
+    async execute(_id, _params, _signal, onUpdate) {
+      onUpdate?.({ content: [{ type: "text", text: "half" }, { type: "text", text: "way" }], details: {} });
+      onUpdate?.({ content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], details: {} });
+      onUpdate?.({ content: [{ type: "text", text: "all" }], details: {} });
+      return { content: [{ type: "text", text: "streamed" }] };
+    },
+  });
+}
+"#;
+
+#[tokio::test]
+async fn a_tool_s_partial_results_reach_the_run_as_its_progress() {
+    let dir = plugin_dir();
+    write(dir.path(), "streaming/index.ts", STREAMING);
+    let host = open(dir.path()).unwrap();
+    let (agent, _) = scripted(vec![call("stream", json!({})), text("done")]);
+    let mut agent = agent.with_extension(host.extension());
+    let events = run(&mut agent, "stream").await;
+    assert_eq!(tool_results(&events)[0].1, "streamed");
+    let progress: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            yoagent::AgentEvent::ProgressMessage { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress, ["half\nway", "all"]);
+}
+
 /// An extension that formats with `Intl` and listens on `process.stdout`.
 const FORMATS: &str = r#"import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 export default function (pi: ExtensionAPI) {

@@ -2,7 +2,7 @@
 //
 // Evaluated once per runtime as a function of `host`, the host's callbacks
 // (`DriverHost` in host.d.ts): a call's reply, failure or unreadable reply,
-// log lines, and timers. It installs `console`, `setTimeout`, `clearTimeout`,
+// its progress, log lines, and timers. It installs `console`, `setTimeout`, `clearTimeout`,
 // `AbortController` and `AbortSignal`, and returns the functions the host
 // calls (`Driver`). Nothing else is added to the global object.
 //
@@ -122,6 +122,7 @@
     done: host.done,
     fail: host.fail,
     badReply: host.badReply,
+    progress: host.progress,
     write: (callId, runId, level, args) => host.log(callId, runId, level, line(args)),
     within: (_callId, _runId, run) => run(),
   });

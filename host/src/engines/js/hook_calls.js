@@ -11,6 +11,8 @@
  * @property {(callId: number, json: string) => void} done A reply, as JSON text.
  * @property {(callId: number, message: string) => void} fail The hook threw or rejected.
  * @property {(callId: number, message: string) => void} badReply The reply is not JSON.
+ * @property {(callId: number, message: string) => void} progress How a tool call goes, for its
+ *   listener (`crate::call::progress`); the host drops it when no one listens.
  * @property {(callId: number | null, runId: string | null, level: LogLevel, args: unknown[]) => void} write
  *   A log line's values (ids null: outside a call).
  * @property {(callId: number, runId: string, run: () => void) => void} within
@@ -182,6 +184,9 @@ function hookCalls(sink) {
             if (call.aborted !== null) call.controller.abort(call.aborted);
           }
           return call.controller.signal;
+        },
+        progress(message) {
+          if (open.has(callId)) sink.progress(callId, String(message));
         },
         ...(ask !== null && { ui: ask }),
       });

@@ -138,6 +138,8 @@ interface DriverHost {
   fail(callId: number, message: string): void;
   /** A hook call's reply cannot be turned into JSON. */
   badReply(callId: number, message: string): void;
+  /** How a hook call goes, for its progress listener. */
+  progress(callId: number, message: string): void;
   /** A log line (`callId` and `runId` null: outside a call). */
   log(callId: number | null, runId: string | null, level: LogLevel, message: string): void;
   /** Fire the driver's `fire(timerId)` in `ms`. */
@@ -166,6 +168,12 @@ interface HookContext {
   /** The plugin's data folder (`YOHOST_DATA_DIR` in `env`); empty when it has none. */
   readonly dataDir: string;
   readonly signal: AbortSignal;
+  /**
+   * Tell the call's listener how a tool call goes (`crate::call::progress`);
+   * dropped outside a tool call, once the call has ended, and when no one
+   * listens.
+   */
+  progress(message: string): void;
   /**
    * Ask the app's user, when the host gives the call a user interface
    * (`crate::call::ui`); absent when it is headless.
@@ -288,5 +296,6 @@ type FromNode =
   | { t: "unloaded" }
   | { t: "fail"; id: number; message: string }
   | { t: "bad_reply"; id: number; message: string }
+  | { t: "progress"; id: number; message: string }
   | { t: "too_large"; id: number; bytes: number }
   | { t: "log"; id: number | null; run_id: string | null; level: LogLevel; message: string };

@@ -392,6 +392,7 @@ const calls = hookCalls({
   done,
   fail: (id, text) => message({ t: "fail", id, message: text }),
   badReply: (id, text) => message({ t: "bad_reply", id, message: text }),
+  progress: (id, text) => message({ t: "progress", id, message: text }),
   write: log,
   within: (id, runId, run) => callers.run({ id, runId }, run),
 });

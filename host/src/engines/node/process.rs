@@ -32,6 +32,7 @@ use super::sources::Sources;
 use crate::call::codec::{decode_json_reply, encode_json_args};
 use crate::call::error::CallError;
 use crate::call::plugin::CallLimits;
+use crate::call::progress::ProgressReporter;
 use crate::call::ui::UserInterface;
 use crate::call::ui_requests::ask;
 use crate::call::unloads::Unload;
@@ -81,6 +82,8 @@ struct Pending {
     deadline: Instant,
     /// The app's user interface it may ask (`None`: headless).
     ui: Option<Arc<dyn UserInterface>>,
+    /// Where its progress goes (`None`: no one listens).
+    progress: Option<ProgressReporter>,
 }
 
 /// What the threads and the callers share.
@@ -243,6 +246,7 @@ impl Process {
                 caller: Caller::current(),
                 deadline: limits.deadline,
                 ui: limits.ui.clone(),
+                progress: limits.progress.clone().map(ProgressReporter::new),
             },
         );
         if self.is_dead() {
@@ -466,6 +470,12 @@ impl Shared {
         };
         match message {
             FromNode::Ask { id, call, request } => self.ask(id, call, request),
+            FromNode::Progress { id, message } => {
+                let pending = lock(&self.pending);
+                if let Some(reporter) = pending.get(&id).and_then(|p| p.progress.as_ref()) {
+                    reporter.report(&message);
+                }
+            }
             FromNode::Source { id, path } => {
                 let (code, error) = match self.sources.strip(&path) {
                     Ok(code) => (Some(code), None),
@@ -480,21 +490,7 @@ impl Shared {
                     .to_bytes(),
                 );
             }
-            FromNode::Ready {
-                name,
-                hooks,
-                warnings,
-                unknown,
-                unloads,
-                app,
-            } => self.loaded(Ok(Shaped {
-                name,
-                hooks,
-                warnings,
-                unknown,
-                unloads,
-                app,
-            })),
+            FromNode::Ready(shaped) => self.loaded(Ok(shaped)),
             FromNode::Refused { message } => {
                 self.loaded(Err(StartError::Refused(self.sources.in_source(&message))))
             }

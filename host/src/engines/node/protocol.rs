@@ -6,7 +6,7 @@
 //! a TypeScript file), `ready` or `refused` (once, after `init`), one of
 //! `done`, `fail`, `bad_reply` or `too_large` per call, and `log`.
 
-use crate::engines::js::glue::UnknownName;
+use crate::engines::js::glue::{Shaped, UnknownName};
 use crate::engines::js::services::FileOp;
 use crate::load::loaded::AppSurface;
 use serde::{Deserialize, Serialize};
@@ -138,21 +138,8 @@ pub enum FromNode {
         /// The file.
         path: PathBuf,
     },
-    /// The plugin loaded.
-    Ready {
-        /// The name it gives itself.
-        name: Option<String>,
-        /// The contract names of its hooks.
-        hooks: Vec<String>,
-        /// What its shape reported without refusing it.
-        warnings: Vec<String>,
-        /// The event or hook names it used that its flavor does not know.
-        unknown: Vec<UnknownName>,
-        /// Whether its shape gave an `unload`, which runs when it is dropped.
-        unloads: bool,
-        /// The commands and flags it offers an app's user.
-        app: AppSurface,
-    },
+    /// The plugin loaded, shaped as its flavor's shape made it.
+    Ready(Shaped),
     /// The plugin ran its `unload` after stdin closed, and waits to be
     /// ended with everything it started.
     Unloaded,
@@ -183,6 +170,13 @@ pub enum FromNode {
         /// The call's id.
         id: u64,
         /// What it threw.
+        message: String,
+    },
+    /// How a call goes, for its progress listener.
+    Progress {
+        /// The call's id.
+        id: u64,
+        /// The message.
         message: String,
     },
     /// A call's reply cannot be turned into JSON.
@@ -259,14 +253,14 @@ impl FromNode {
                 id: id()?,
                 path: f.path.clone().ok_or_else(|| missing("path"))?,
             },
-            "ready" => FromNode::Ready {
+            "ready" => FromNode::Ready(Shaped {
                 name: f.name.clone(),
                 hooks: f.hooks.clone().ok_or_else(|| missing("hooks"))?,
                 warnings: f.warnings.clone().unwrap_or_default(),
                 unknown: f.unknown.clone().unwrap_or_default(),
                 unloads: f.unloads.unwrap_or(false),
                 app: f.app.clone().unwrap_or_default(),
-            },
+            }),
             "unloaded" => FromNode::Unloaded,
             "ask" => FromNode::Ask {
                 id: id()?,
@@ -281,6 +275,10 @@ impl FromNode {
                 reply: f.reply.clone().ok_or_else(|| missing("reply"))?,
             },
             "fail" => FromNode::Fail {
+                id: id()?,
+                message: message()?,
+            },
+            "progress" => FromNode::Progress {
                 id: id()?,
                 message: message()?,
             },

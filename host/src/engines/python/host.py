@@ -107,7 +107,7 @@ def load(path, module_name, folder, package, name, data_dir):
     )
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    token = yohost._current.set(("", name))
+    token = yohost._current.set(("", name, None))
     data_token = yohost._data_dir.set(data_dir)
     try:
         spec.loader.exec_module(module)
@@ -153,13 +153,14 @@ class Worker:
         self.task = None
         self.interrupted = False
 
-    def call(self, plugin, name, hook, args_json):
-        """Run ``hook`` of ``plugin``: ``(status, text)``, where status is
+    def call(self, plugin, name, hook, args_json, progress):
+        """Run ``hook`` of ``plugin``, its progress going to ``progress``
+        (``None``: no one listens): ``(status, text)``, where status is
         ``ok`` (text is the JSON reply), ``guest`` (the plugin raised: its
         own error), ``bad_reply`` or ``interrupted``."""
         args = json.loads(args_json)
         run = args if hook == "tools" else args["run"]
-        token = yohost._current.set((run["run_id"], name))
+        token = yohost._current.set((run["run_id"], name, progress))
         try:
             result = plugin.handler(hook)(args)
             if result is not None and inspect.isawaitable(result):

@@ -9,7 +9,9 @@ use super::workers::{self, Ticket, Unavailable};
 use crate::call::codec::{decode_json_reply, encode_json_args};
 use crate::call::error::CallError;
 use crate::call::plugin::{CallLimits, Plugin, PluginRun};
+use crate::call::progress::ProgressReporter;
 use pyo3::prelude::*;
+use pyo3::types::{PyCFunction, PyDict, PyTuple};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -76,7 +78,7 @@ type Outcome = Result<(String, String), String>;
 
 #[async_trait::async_trait]
 impl PluginRun for PythonRun {
-    async fn call(&self, call: HookCall, _limits: CallLimits) -> Result<Value, CallError> {
+    async fn call(&self, call: HookCall, limits: CallLimits) -> Result<Value, CallError> {
         let started = Instant::now();
         let (tx, rx) = tokio::sync::oneshot::channel::<Outcome>();
         let plugin = Arc::clone(&self.plugin);
@@ -94,17 +96,23 @@ impl PluginRun for PythonRun {
         // inside the hook's span.
         let span = tracing::Span::current();
         let dispatch = tracing::dispatcher::get_default(Clone::clone);
+        let progress = limits.progress.map(|s| Arc::new(ProgressReporter::new(s)));
+        let reporter = progress.clone();
         let ticket = workers::submit(
             task,
             Box::new(move |py, worker| {
                 let outcome = tracing::dispatcher::with_default(&dispatch, || {
                     span.in_scope(|| {
+                        let progress = reporter.map(|r| progress_function(py, r)).transpose()?;
                         worker
-                            .call_method1("call", (plugin.bind(py), &*name, hook_name, args))
+                            .call_method1(
+                                "call",
+                                (plugin.bind(py), &*name, hook_name, args, progress),
+                            )
                             .and_then(|reply| reply.extract::<(String, String)>())
-                            .map_err(|e| e.to_string())
                     })
-                });
+                })
+                .map_err(|e| e.to_string());
                 Box::new(move || {
                     let _ = tx.send(outcome);
                 })
@@ -119,7 +127,7 @@ impl PluginRun for PythonRun {
         // this future is dropped, and so is `pending`, which interrupts the
         // job.
         let wait = ticket.wait;
-        let pending = Pending(ticket);
+        let pending = Pending(ticket, progress);
         let outcome = wait.reply(rx).await.ok_or(());
         drop(pending); // finished: the job is no longer running, a no-op
         match outcome {
@@ -139,12 +147,30 @@ impl PluginRun for PythonRun {
     }
 }
 
-/// A submitted job: dropping it interrupts the job if it is still running
-/// (the deadline passed, or the host stopped waiting).
-struct Pending(Ticket);
+/// `yohost.progress`'s way to the call's listener: a Python function of
+/// one message.
+fn progress_function(
+    py: Python<'_>,
+    reporter: Arc<ProgressReporter>,
+) -> PyResult<Bound<'_, PyCFunction>> {
+    let report = move |args: &Bound<'_, PyTuple>, _: Option<&Bound<'_, PyDict>>| {
+        let (message,): (String,) = args.extract()?;
+        reporter.report(&message);
+        PyResult::Ok(())
+    };
+    PyCFunction::new_closure(py, Some(c"progress"), None, report)
+}
+
+/// A submitted job and its progress listener: dropping it interrupts the
+/// job if it is still running (the deadline passed, or the host stopped
+/// waiting), and ends its progress, which the plugin may still hold.
+struct Pending(Ticket, Option<Arc<ProgressReporter>>);
 
 impl Drop for Pending {
     fn drop(&mut self) {
         self.0.interrupt();
+        if let Some(progress) = &self.1 {
+            progress.end();
+        }
     }
 }

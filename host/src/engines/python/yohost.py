@@ -124,6 +124,7 @@ __all__ = [
     "FailDict",
     "ToolResultDict",
     "log",
+    "progress",
     "current_run_id",
 ]
 
@@ -389,11 +390,13 @@ class Plugin:
 
 # --------------------------------------------------------------------- logs
 
-#: ``(run_id, plugin)`` of the hook call in progress; set by the host around
-#: each call, and carried into ``await``\\ ed code by ``contextvars``.
-_current: contextvars.ContextVar[Optional[Tuple[str, str]]] = contextvars.ContextVar(
-    "yohost_current", default=None
-)
+#: ``(run_id, plugin, progress)`` of the hook call in progress, where
+#: ``progress`` passes a message to the call's progress listener (``None``
+#: when no one listens); set by the host around each call, and carried into
+#: ``await``\\ ed code by ``contextvars``.
+_current: contextvars.ContextVar[
+    Optional[Tuple[str, str, Optional[Callable[[str], None]]]]
+] = contextvars.ContextVar("yohost_current", default=None)
 
 #: The data folder of the plugin being imported; set by the host around
 #: the import, so that its ``Plugin`` takes it as ``data_dir``.
@@ -412,8 +415,18 @@ def current_run_id() -> Optional[str]:
     return current[0] if current else None
 
 
+def progress(message: object) -> None:
+    """Tell the user how a tool call goes (``"copied 3 of 10"``): the agent
+    shows it while the call runs, and ``yohost serve`` sends it to the MCP
+    client as progress. At most 256 messages per call, each cut at 1,024
+    characters; dropped outside a tool's call and when no one listens."""
+    current = _current.get()
+    if current is not None and current[2] is not None:
+        current[2](str(message))
+
+
 def _emit(level: str, message: str) -> None:
-    current = _current.get() or ("", "")
+    current = _current.get() or ("", "", None)
     if _sink is not None:
         _sink(current[0], current[1], level, message)
     else:

@@ -4,6 +4,7 @@
 
 use super::inbox::{Message, Request};
 use crate::call::error::CallError;
+use crate::call::progress::ProgressReporter;
 use crate::call::ui::UserInterface;
 use crate::call::ui_requests::ask;
 use crate::engines::js::glue::{log_line, Caller};
@@ -29,6 +30,8 @@ pub(super) struct InFlight {
     pub(super) caller: Caller,
     /// The app's user interface the call may ask (`None`: headless).
     pub(super) ui: Option<Arc<dyn UserInterface>>,
+    /// Where its progress goes (`None`: no one listens).
+    pub(super) progress: Option<ProgressReporter>,
 }
 
 /// How a call settled on the engine thread.
@@ -165,6 +168,19 @@ impl Shared {
             let _ = wake.send(Message::Exec(work, reply));
         });
         Ok(work)
+    }
+
+    /// Pass call `id`'s progress `message` to its listener, if it has one
+    /// and is still in flight.
+    pub(super) fn progress(&self, id: u64, message: &str) {
+        if let Some(reporter) = self
+            .calls
+            .borrow()
+            .get(&id)
+            .and_then(|c| c.progress.as_ref())
+        {
+            reporter.report(message);
+        }
     }
 
     /// Kill every process still running.

@@ -273,6 +273,13 @@ fn install_driver<'js>(
     )?;
     let s = Rc::clone(shared);
     host.set(
+        "progress",
+        Function::new(ctx.clone(), move |id: f64, message: String| {
+            s.progress(id as u64, &message);
+        })?,
+    )?;
+    let s = Rc::clone(shared);
+    host.set(
         "log",
         Function::new(
             ctx.clone(),

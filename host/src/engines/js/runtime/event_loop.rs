@@ -10,6 +10,7 @@ use super::unload::unload;
 use crate::call::codec::decode_json_reply;
 use crate::call::error::CallError;
 use crate::call::handoff::{Handoff, Pace};
+use crate::call::progress::ProgressReporter;
 use crate::engines::js::glue::Shaped;
 use crate::engines::js::watch;
 use rquickjs::{Function, Object};
@@ -150,6 +151,7 @@ fn start_call(engine: &Engine, shared: &Shared, id: u64, request: Request) {
             reply: request.reply,
             caller: request.caller,
             ui: request.limits.ui,
+            progress: request.limits.progress.map(ProgressReporter::new),
         },
     );
     deliver_watched(engine, shared, Some(id));
