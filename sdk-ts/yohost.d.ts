@@ -176,7 +176,8 @@ declare module "yohost" {
      * Tells the user how a tool call goes (`"copied 3 of 10"`): the agent
      * shows it while the call runs, and `yohost serve` sends it to the MCP
      * client as progress. At most 256 messages per call, each cut at 1,024
-     * characters; dropped outside a tool's call and when no one listens.
+     * characters; dropped outside a tool's call, when no one listens, and
+     * while a plugin filters tool output (`after_tool`).
      */
     progress(message: string): void;
     /**

@@ -1,7 +1,7 @@
-//! Printing a run's events as they happen: one line a tool call, a
-//! denial, a model reply or a run's end, each with the run's id, and the
-//! plugin lines [`Held`] holds after the events they follow
-//! ([`crate::output`] says in what order).
+//! Printing a run's events as they happen: one line a tool call, a tool's
+//! progress (`..`), a denial, a model reply or a run's end, each with the
+//! run's id, and the plugin lines [`Held`] holds after the events they
+//! follow ([`crate::output`] says in what order).
 
 use crate::output::{clip, escaped, Held};
 use std::collections::BTreeMap;
@@ -200,6 +200,9 @@ fn human(event: &AgentEvent, run_id: &str, asked: Option<&serde_json::Value>) ->
                 clip(&text_of(&result.content))
             )
         }
+        AgentEvent::ProgressMessage {
+            tool_name, text, ..
+        } => format!(".. {} {}", escaped(tool_name), clip(text)),
         AgentEvent::InputRejected { reason } => format!("input rejected: {}", clip(reason)),
         AgentEvent::AgentEnd { messages, .. } => match failed_with(messages) {
             Some(error) => format!("run {run_id} failed: {}", escaped(&readable(&error))),

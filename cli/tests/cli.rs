@@ -187,6 +187,64 @@ fn run_prints_the_run_and_plugin_lines_with_the_run_id() {
 }
 
 #[test]
+fn run_prints_a_tool_s_progress_between_its_call_and_its_result() {
+    let plugins = plugin_dir();
+    write(
+        plugins.path(),
+        "counter/index.ts",
+        r#"import { definePlugin } from "yohost";
+export default definePlugin({
+  tools: [{
+    name: "count",
+    run(_args, ctx) {
+      ctx.progress("1 of 2");
+      ctx.progress("2 of 2 \u001b[31mred");
+      return "counted";
+    },
+  }],
+});
+"#,
+    );
+    let work = plugin_dir();
+    write(
+        work.path(),
+        "script.json",
+        r#"[{"tool_calls": [{"name": "count", "arguments": {}}]}, {"text": "done"}]"#,
+    );
+    let run = |json: bool| {
+        let mut args = vec!["run", plugins.path().to_str().unwrap()];
+        args.extend(["--prompt", "go", "--script", "script.json"]);
+        if json {
+            args.push("--json");
+        }
+        let (code, stdout, stderr) = yohost(&args, work.path());
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        stdout
+    };
+    let stdout = run(false);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = |line: &str| {
+        lines
+            .iter()
+            .position(|l| *l == line)
+            .unwrap_or_else(|| panic!("no line {line:?} in {stdout}"))
+    };
+    let called = at("-> count {}");
+    assert_eq!(at(".. count 1 of 2"), called + 1);
+    assert_eq!(at(".. count 2 of 2 \\u{1b}[31mred"), called + 2);
+    assert_eq!(at("<- count [ok] counted"), called + 3);
+    let stdout = run(true);
+    let progress: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "progressMessage")
+        .collect();
+    assert_eq!(progress.len(), 2, "{stdout}");
+    assert_eq!(progress[0]["text"], "1 of 2");
+    assert_eq!(progress[0]["toolName"], "count");
+}
+
+#[test]
 fn check_lists_rutis_agent_tools_and_refuses_a_malformed_library_with_the_reason() {
     let dir = plugin_dir();
     for example in ["rutis_fixture_tools", "rutis_fixture_duplicate"] {

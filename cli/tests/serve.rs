@@ -225,6 +225,41 @@ async fn call_with_progress(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_tool_s_progress_reaches_the_client_unless_an_output_filter_runs() {
+    let dir = plugins();
+    std::fs::remove_dir_all(dir.path().join("redactor")).unwrap();
+    let client = Client::default();
+    let (session, _stderr) = stdio_session(dir.path(), client.clone()).await;
+    // An MCP server's progress for a call reaches the client: counted by
+    // the server, each naming what that server sent.
+    let (answered, progress) =
+        call_with_progress(&session, &client, "fx_echo", json!({"text": "progress"}), 3).await;
+    assert_eq!(answered, "progress");
+    let steps = (1..=3).map(|n| (f64::from(n), format!("{n}/3: step {n}")));
+    assert_eq!(progress, steps.collect::<Vec<_>>());
+    // So does a TypeScript tool's (`ctx.progress`).
+    let (answered, progress) =
+        call_with_progress(&session, &client, "echo", json!({"text": "report"}), 1).await;
+    assert_eq!(answered, "report");
+    assert_eq!(progress, [(1.0, "echoing".to_string())]);
+    session.cancel().await.unwrap();
+
+    // With a redactor (`after_tool`), which sees only the final result, no
+    // progress passes: a message could carry what it would withhold.
+    let dir = plugins();
+    let client = Client::default();
+    let (session, _stderr) = stdio_session(dir.path(), client.clone()).await;
+    for (tool, text) in [("fx_echo", "progress"), ("echo", "report")] {
+        let (answered, _) =
+            call_with_progress(&session, &client, tool, json!({"text": text}), 0).await;
+        assert_eq!(answered, text);
+    }
+    let leaked = session.call_tool(call("leak", json!({}))).await.unwrap();
+    assert_eq!(text(&leaked), "the key is [REDACTED]");
+    assert_eq!(client.progress.lock().unwrap().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn serves_over_stdio() {
     let dir = plugins();
     // What a plugin prints goes to standard error, not into the protocol.
@@ -252,18 +287,6 @@ def noisy(call: CallTool) -> ToolReply:
         "{:?}",
         client.logged("tools")
     );
-    // An MCP server's progress for a call reaches the client: counted by
-    // the server, each naming what that server sent.
-    let (answered, progress) =
-        call_with_progress(&session, &client, "fx_echo", json!({"text": "progress"}), 3).await;
-    assert_eq!(answered, "progress");
-    let steps = (1..=3).map(|n| (f64::from(n), format!("{n}/3: step {n}")));
-    assert_eq!(progress, steps.collect::<Vec<_>>());
-    // So does a TypeScript tool's (`ctx.progress`).
-    let (answered, progress) =
-        call_with_progress(&session, &client, "echo", json!({"text": "report"}), 1).await;
-    assert_eq!(answered, "report");
-    assert_eq!(progress, [(1.0, "echoing".to_string())]);
     let ordered = json!({"text": "ordered"});
     session.call_tool(call("echo", ordered)).await.unwrap();
     assert!(client.logged("tools").contains(&"echo ordered".to_string()));

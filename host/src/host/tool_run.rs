@@ -18,6 +18,7 @@ use yoagent::{
     AgentEvent, AgentTool, Content, ProgressFn, ToolCallRequest, ToolContext, ToolDecision,
     ToolError, ToolResult,
 };
+use yohost_contract::Hook;
 
 /// One run of a [`PluginHost`]'s plugins with no model: an app (an MCP
 /// server, a test, a batch job) calls their tools by name, and every call
@@ -169,10 +170,13 @@ impl ToolRun {
     }
 
     /// [`call`](Self::call), with `progress` getting the messages the tool
-    /// reports while it runs (yoagent's `ToolContext::on_progress`): an MCP
-    /// server's `notifications/progress` for the call, bounded by its
-    /// adapter; the engines that have no way to report progress send none.
-    /// None comes after the call returns.
+    /// reports while it runs (yoagent's `ToolContext::on_progress`), bounded
+    /// by the host ([`progress`](crate::adapter::progress)); the engines that
+    /// have no way to report progress (dylib, Wasm) send none. None comes
+    /// after the call returns. While a plugin of the run filters tool
+    /// output (`after_tool`), none comes at all, as in yoagent's loop: the
+    /// filter sees only the final result, so a message could carry what it
+    /// would withhold.
     pub async fn call_reporting(
         &self,
         name: &str,
@@ -232,7 +236,8 @@ impl ToolRun {
             args: args.clone(),
         });
         let mut ctx = ToolContext::new(id.as_str(), name).with_cancel(cancel.clone());
-        ctx.on_progress = progress;
+        let filtered = self.snapshot.plugins.iter().any(|p| p.has(Hook::AfterTool));
+        ctx.on_progress = progress.filter(|_| !filtered);
         let (result, is_error) = match guarded(tool.execute(args.clone(), ctx)).await {
             Ok(Ok(result)) => (result, false),
             Ok(Err(ToolError::Cancelled)) => return ToolCallOutcome::Cancelled,

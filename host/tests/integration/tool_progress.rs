@@ -4,7 +4,8 @@
 //! `ProgressMessage` events of that call, in order, before the call ends;
 //! a flood is cut to 256 messages of at most 1,024 characters; a message
 //! sent after the call ended, or from a hook other than a tool's, is
-//! dropped.
+//! dropped; while a plugin filters tool output (`after_tool`), none passes,
+//! in an agent's run or a [`yohost::ToolRun`].
 
 use crate::support;
 
@@ -120,6 +121,40 @@ async fn a_typescript_tool_s_progress_reaches_the_run_on_the_embedded_engine() {
     let host = PluginHost::open(dir.path()).unwrap();
     assert_eq!(host.plugins().len(), 1, "{:?}", host.refused());
     typescript_progress_reaches_the_run(&host).await;
+}
+
+#[tokio::test]
+async fn no_progress_passes_while_a_plugin_filters_tool_output() {
+    let dir = plugin_dir();
+    write(dir.path(), "reporter/index.ts", TYPESCRIPT);
+    write(
+        dir.path(),
+        "filter/index.ts",
+        r#"import { definePlugin } from "yohost";
+export default definePlugin({ after_tool() { return null; } });
+"#,
+    );
+    let host = PluginHost::open(dir.path()).unwrap();
+    assert_eq!(host.plugins().len(), 2, "{:?}", host.refused());
+    let got = progress_of(&host, &["steps"]).await;
+    assert_eq!(got, [("steps".to_string(), Vec::new())]);
+    let run = yohost::ToolRun::open(&host, "served").await.unwrap();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = std::sync::Arc::clone(&heard);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let outcome = run
+        .call_reporting(
+            "steps",
+            json!({}),
+            &cancel,
+            Some(std::sync::Arc::new(move |m| sink.lock().unwrap().push(m))),
+        )
+        .await;
+    assert!(
+        matches!(outcome, yohost::ToolCallOutcome::Ran(_)),
+        "{outcome:?}"
+    );
+    assert!(heard.lock().unwrap().is_empty());
 }
 
 #[cfg(feature = "node")]

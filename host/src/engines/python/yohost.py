@@ -419,7 +419,8 @@ def progress(message: object) -> None:
     """Tell the user how a tool call goes (``"copied 3 of 10"``): the agent
     shows it while the call runs, and ``yohost serve`` sends it to the MCP
     client as progress. At most 256 messages per call, each cut at 1,024
-    characters; dropped outside a tool's call and when no one listens."""
+    characters; dropped outside a tool's call, when no one listens, and while
+    a plugin filters tool output (``after_tool``)."""
     current = _current.get()
     if current is not None and current[2] is not None:
         current[2](str(message))
