@@ -51,4 +51,4 @@ pub use reply::{
     AfterToolReply, BeforeModelReply, BeforeToolReply, HookReply, OnInputReply, OnStopReply,
     ReplyError, ToolReply,
 };
-pub use version::{ABI_VERSION, ENTRY_SYMBOL, WIT_PACKAGE};
+pub use version::{ABI_VERSION, DATA_DIR_SYMBOL, ENTRY_SYMBOL, WIT_PACKAGE};

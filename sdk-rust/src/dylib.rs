@@ -2,9 +2,41 @@
 //! [`export_plugin!`](crate::export_plugin); not called directly.
 
 use crate::{dispatch, instance, Plugin};
+use std::path::PathBuf;
+use std::sync::OnceLock;
 pub use yohost_contract::abi::PluginEntry;
 use yohost_contract::abi::{Buffer, HostApi, STATUS_ERROR, STATUS_OK, STATUS_PANIC};
 use yohost_contract::Hook;
+
+/// The data folder the host told this library ([`keep_data_dir`]).
+static DATA_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Keep the data folder the host tells the library through
+/// `yohost_plugin_data_dir` ([`DATA_DIR_SYMBOL`](yohost_contract::DATA_DIR_SYMBOL)).
+/// The first folder told is kept: a library the host loads for two plugins
+/// (the same bytes in two folders) is one library, with one set of statics.
+///
+/// # Safety
+///
+/// `path` must point to `len` readable bytes, or be null.
+pub unsafe fn keep_data_dir(path: *const u8, len: usize) {
+    if path.is_null() {
+        return;
+    }
+    // SAFETY: the caller passes `len` readable bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(path, len) };
+    #[cfg(unix)]
+    let dir = PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes));
+    #[cfg(not(unix))]
+    let dir = PathBuf::from(String::from_utf8_lossy(bytes).into_owned());
+    let _ = DATA_DIR.set(dir);
+}
+
+/// The data folder the host told the library, if it did.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn data_dir() -> Option<PathBuf> {
+    DATA_DIR.get().cloned()
+}
 
 /// Hand `bytes` to the host; it gives them back through [`free`].
 fn give(bytes: Vec<u8>, out: *mut Buffer) {

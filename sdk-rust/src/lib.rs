@@ -93,6 +93,20 @@ pub use yohost_contract::{
 };
 pub use yohost_sdk_macros::plugin;
 
+/// The plugin's data folder: an absolute path outside the plugin directory,
+/// made by the host before the plugin loads, where what it keeps survives
+/// runs and reloads (writing there never reloads it). A dylib is told it by
+/// the host when it loads; a Wasm component reads it from
+/// `YOHOST_DATA_DIR`, the one folder it may write without a grant. In
+/// `yohost check` it is named but not made. `None` outside a host (in unit
+/// tests) and on a host that gives the plugin no data folder.
+pub fn data_dir() -> Option<std::path::PathBuf> {
+    #[cfg(target_family = "wasm")]
+    return std::env::var_os("YOHOST_DATA_DIR").map(std::path::PathBuf::from);
+    #[cfg(not(target_family = "wasm"))]
+    return dylib::data_dir();
+}
+
 /// A yohost plugin. One value serves every run; the host may call `&self`
 /// hooks from several threads at once.
 pub trait Plugin: Default + Send + Sync + 'static {
@@ -242,6 +256,19 @@ pub fn dispatch<'de, P: Plugin, D: serde::Deserializer<'de>>(
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:ty) => {
+        /// Told by the host (`yohost_contract::DATA_DIR_SYMBOL`): see
+        /// `yohost_sdk::data_dir`.
+        ///
+        /// # Safety
+        ///
+        /// `path` points to `len` readable bytes, as the host passes them.
+        #[cfg(not(target_family = "wasm"))]
+        #[no_mangle]
+        pub unsafe extern "C" fn yohost_plugin_data_dir(path: *const u8, len: usize) {
+            // SAFETY: the host passes `len` readable bytes for the call.
+            unsafe { $crate::dylib::keep_data_dir(path, len) }
+        }
+
         #[cfg(not(target_family = "wasm"))]
         #[no_mangle]
         pub extern "C" fn yohost_plugin_entry() -> *const $crate::dylib::PluginEntry {

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use yohost_contract::abi::{self, Buffer, HostApi, PluginEntry};
-use yohost_contract::{Hook, HookCall, RunInfo, ABI_VERSION, ENTRY_SYMBOL};
+use yohost_contract::{Hook, HookCall, RunInfo, ABI_VERSION, DATA_DIR_SYMBOL, ENTRY_SYMBOL};
 
 /// Load a dylib plugin.
 pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
@@ -88,6 +88,9 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     } else {
         name.clone()
     };
+    if let Some(dir) = &candidate.data_dir {
+        tell_data_dir(&library, dir);
+    }
     let plugin = Arc::new(DylibPlugin {
         name: host_name.into(),
         table,
@@ -97,6 +100,19 @@ pub fn load(candidate: &Candidate) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::new(plugin, hooks);
     loaded.name = Some(name);
     Ok(loaded)
+}
+
+/// Tell the library its data folder through its optional export
+/// [`DATA_DIR_SYMBOL`] (yohost-sdk's `export_plugin!` defines it); a
+/// library without it is not told.
+fn tell_data_dir(library: &Library, dir: &Path) {
+    // SAFETY: the symbol's type is fixed by the contract.
+    let told =
+        unsafe { library.get::<extern "C" fn(*const u8, usize)>(DATA_DIR_SYMBOL.as_bytes()) };
+    if let Ok(tell) = told {
+        let path = dir.as_os_str().as_encoded_bytes();
+        tell(path.as_ptr(), path.len());
+    }
 }
 
 /// The hooks the `hooks` word of an entry table declares, each by its

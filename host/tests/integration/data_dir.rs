@@ -2,7 +2,9 @@
 //! `yoagent::Agent`: what a plugin writes there survives runs without
 //! reloading it; no plugin reaches another's; a check makes none; a
 //! planted one refuses the plugin; a Node plugin's process is told where it
-//! is (`YOHOST_DATA_DIR`) and may write there under the kernel sandbox.
+//! is (`YOHOST_DATA_DIR`) and may write there under the kernel sandbox; a
+//! Python plugin finds it as `plugin.data_dir`, a dylib as
+//! `yohost_sdk::data_dir()`.
 
 use crate::support;
 
@@ -260,4 +262,31 @@ async fn a_python_plugin_finds_its_data_folder_as_plugin_data_dir() {
     assert_eq!(first, format!("1 True {}", expected.display()));
     let (second, _) = call_once(&host, "pycount").await;
     assert_eq!(second, format!("2 True {}", expected.display()));
+}
+
+#[cfg(feature = "dylib")]
+#[tokio::test]
+async fn a_dylib_plugin_is_told_its_data_folder_and_keeps_what_it_writes_there() {
+    let plugins = plugin_dir();
+    let data = tempfile::tempdir().unwrap();
+    let library = example_dylib("fixture_keeper");
+    write(
+        plugins.path(),
+        "keeper/plugin.toml",
+        &format!("entry = {:?}\n", library.display().to_string()),
+    );
+    let host = PluginHost::builder(plugins.path())
+        .data_dir(data.path())
+        .open()
+        .unwrap();
+    assert_eq!(host.plugins().len(), 1, "{:?}", host.refused());
+    let expected = real(&plugin_folder(
+        &directory_folder(data.path(), plugins.path()).unwrap(),
+        "keeper",
+    ));
+    let (first, failed) = call_once(&host, "keep").await;
+    assert!(!failed, "{first}");
+    assert_eq!(first, format!("x {}", expected.display()));
+    let (second, _) = call_once(&host, "keep").await;
+    assert_eq!(second, format!("xx {}", expected.display()));
 }

@@ -418,6 +418,7 @@ async fn a_component_writes_in_the_data_folder_its_environment_names_and_nowhere
         .unwrap();
     let (folder, failed) = echo(&host, "env:YOHOST_DATA_DIR").await;
     assert!(!failed, "{folder}");
+    assert_eq!(echo(&host, "data_dir").await, (folder.clone(), false));
     let real = Path::new(&folder);
     assert!(
         real.starts_with(data.path().canonicalize().unwrap()) && real.ends_with("hostile"),

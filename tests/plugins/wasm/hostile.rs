@@ -6,6 +6,7 @@
 //! - `write:<path>`: writes `written` to the file and rewrites the text to
 //!   `wrote`;
 //! - `env:<NAME>`: rewrites the text to the variable's value, or `unset`;
+//! - `data_dir`: rewrites the text to `yohost_sdk::data_dir()`, or `none`;
 //! - `clock`: rewrites the text to the wall clock's seconds since 1970;
 //! - anything else is allowed, after an info log line.
 //!
@@ -56,6 +57,9 @@ impl Plugin for Hostile {
         }
         if let Some(name) = text.strip_prefix("env:") {
             return rewrite(std::env::var(name).unwrap_or_else(|_| "unset".into()));
+        }
+        if text == "data_dir" {
+            return rewrite(data_dir().map_or("none".into(), |d| d.display().to_string()));
         }
         if text == "clock" {
             let now = std::time::SystemTime::now()
