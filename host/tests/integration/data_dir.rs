@@ -70,17 +70,30 @@ fn real(path: &Path) -> PathBuf {
     path.canonicalize().unwrap()
 }
 
+/// A host of the `count` plugins in `plugins`, each loaded, with the data
+/// folders under `data`.
+fn open_with_data(plugins: &Path, data: &Path, count: usize) -> PluginHost {
+    let host = PluginHost::builder(plugins).data_dir(data).open().unwrap();
+    assert_eq!(host.plugins().len(), count, "{:?}", host.refused());
+    host
+}
+
+/// Where plugin `name` of `plugins` keeps its data under `data`, symlinks
+/// resolved.
+fn data_folder(data: &Path, plugins: &Path, name: &str) -> PathBuf {
+    real(&plugin_folder(
+        &directory_folder(data, plugins).unwrap(),
+        name,
+    ))
+}
+
 #[tokio::test]
 async fn a_plugin_keeps_what_it_writes_in_its_data_folder_across_runs_without_a_reload() {
     let plugins = plugin_dir();
     let data = tempfile::tempdir().unwrap();
     write(plugins.path(), "counter/index.ts", COUNTER);
-    let host = PluginHost::builder(plugins.path())
-        .data_dir(data.path())
-        .open()
-        .unwrap();
+    let host = open_with_data(plugins.path(), data.path(), 1);
     let before = host.plugins();
-    assert_eq!(before.len(), 1, "{:?}", host.refused());
 
     let (first, failed) = call_once(&host, "count").await;
     assert!(!failed, "{first}");
@@ -118,11 +131,7 @@ async fn a_plugin_cannot_reach_another_plugin_s_data_folder() {
     let data = tempfile::tempdir().unwrap();
     write(plugins.path(), "counter/index.ts", COUNTER);
     write(plugins.path(), "peeker/index.ts", PEEKER);
-    let host = PluginHost::builder(plugins.path())
-        .data_dir(data.path())
-        .open()
-        .unwrap();
-    assert_eq!(host.plugins().len(), 2, "{:?}", host.refused());
+    let host = open_with_data(plugins.path(), data.path(), 2);
     let (counted, _) = call_once(&host, "count").await;
     assert!(counted.starts_with("1 "), "{counted}");
     let (peeked, _) = call_once(&host, "peek").await;
@@ -207,18 +216,11 @@ async fn a_node_plugin_s_process_writes_where_yohost_data_dir_names() {
     let data = tempfile::tempdir().unwrap();
     write(plugins.path(), "noter/index.ts", ON_NODE);
     write(plugins.path(), "noter/plugin.toml", "engine = \"node\"\n");
-    let host = PluginHost::builder(plugins.path())
-        .data_dir(data.path())
-        .open()
-        .unwrap();
-    assert_eq!(host.plugins().len(), 1, "{:?}", host.refused());
+    let host = open_with_data(plugins.path(), data.path(), 1);
     let (first, failed) = call_once(&host, "note").await;
     assert!(!failed, "{first}");
     let (second, _) = call_once(&host, "note").await;
-    let expected = real(&plugin_folder(
-        &directory_folder(data.path(), plugins.path()).unwrap(),
-        "noter",
-    ));
+    let expected = data_folder(data.path(), plugins.path(), "noter");
     assert_eq!(first, format!("x true {}", expected.display()));
     assert_eq!(second, format!("xx true {}", expected.display()));
 }
@@ -248,15 +250,8 @@ async fn a_python_plugin_finds_its_data_folder_as_plugin_data_dir() {
     let plugins = plugin_dir();
     let data = tempfile::tempdir().unwrap();
     write(plugins.path(), "pycount.py", PYTHON_COUNTER);
-    let host = PluginHost::builder(plugins.path())
-        .data_dir(data.path())
-        .open()
-        .unwrap();
-    assert_eq!(host.plugins().len(), 1, "{:?}", host.refused());
-    let expected = real(&plugin_folder(
-        &directory_folder(data.path(), plugins.path()).unwrap(),
-        "pycount",
-    ));
+    let host = open_with_data(plugins.path(), data.path(), 1);
+    let expected = data_folder(data.path(), plugins.path(), "pycount");
     let (first, failed) = call_once(&host, "pycount").await;
     assert!(!failed, "{first}");
     assert_eq!(first, format!("1 True {}", expected.display()));
@@ -275,15 +270,8 @@ async fn a_dylib_plugin_is_told_its_data_folder_and_keeps_what_it_writes_there()
         "keeper/plugin.toml",
         &format!("entry = {:?}\n", library.display().to_string()),
     );
-    let host = PluginHost::builder(plugins.path())
-        .data_dir(data.path())
-        .open()
-        .unwrap();
-    assert_eq!(host.plugins().len(), 1, "{:?}", host.refused());
-    let expected = real(&plugin_folder(
-        &directory_folder(data.path(), plugins.path()).unwrap(),
-        "keeper",
-    ));
+    let host = open_with_data(plugins.path(), data.path(), 1);
+    let expected = data_folder(data.path(), plugins.path(), "keeper");
     let (first, failed) = call_once(&host, "keep").await;
     assert!(!failed, "{first}");
     assert_eq!(first, format!("x {}", expected.display()));
