@@ -148,14 +148,15 @@ impl PluginRun for PythonRun {
 }
 
 /// `yohost.progress`'s way to the call's listener: a Python function of
-/// one message.
+/// one message, which passes it on without the interpreter's lock (as a
+/// log line goes), so a listener that is slow holds up no other plugin.
 fn progress_function(
     py: Python<'_>,
     reporter: Arc<ProgressReporter>,
 ) -> PyResult<Bound<'_, PyCFunction>> {
     let report = move |args: &Bound<'_, PyTuple>, _: Option<&Bound<'_, PyDict>>| {
         let (message,): (String,) = args.extract()?;
-        reporter.report(&message);
+        args.py().detach(|| reporter.report(&message));
         PyResult::Ok(())
     };
     PyCFunction::new_closure(py, Some(c"progress"), None, report)
